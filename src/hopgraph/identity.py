@@ -1,0 +1,39 @@
+"""Content normalization and the content-derived ids every stored row uses."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+
+_SPACE = re.compile(r"\s+")
+
+
+def normalize(text: str) -> str:
+    """Unicode NFKC, case-folded, whitespace collapsed; non-ASCII is kept as is."""
+    return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def _digest(kind: str, key: str) -> str:
+    # 16 bytes of BLAKE2b: collisions are out of reach for any realistic graph.
+    return kind + hashlib.blake2b(key.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def entity_id(name: str) -> str:
+    """Id of the entity whose normalized name is `name`'s."""
+    return _digest("e", normalize(name))
+
+
+def relation_id(subject: str, predicate: str, obj: str) -> str:
+    """Id of the relation (subject, predicate, object), up to normalization."""
+    return _digest("r", "\x1f".join(normalize(p) for p in (subject, predicate, obj)))
+
+
+def passage_id(text: str) -> str:
+    """Id of a passage, from its normalized text."""
+    return _digest("p", normalize(text))
+
+
+def relation_text(subject: str, predicate: str, obj: str) -> str:
+    """The sentence a relation is embedded and shown as: its three parts joined by spaces."""
+    return " ".join(_SPACE.sub(" ", part).strip() for part in (subject, predicate, obj))

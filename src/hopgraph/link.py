@@ -1,0 +1,128 @@
+"""Entity linking: find the graph's entities named in a question, with no model and no LLM.
+
+Word n-grams of the question are matched to entity names exactly (after normalization, which
+also makes matching case-insensitive), then fuzzily; names in scripts written without spaces
+(CJK) are found as substrings.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz, process
+
+from hopgraph.identity import normalize
+
+_WORD = re.compile(r"[\w][\w+#&.'’\-]*", re.UNICODE)
+_LEADING_ARTICLE = re.compile(r"^(the|a|an) ")
+_POSSESSIVE = re.compile(r"['’]s?$")
+_MAX_NGRAM = 8
+_FUZZY_CUTOFF = 90.0
+_FUZZY_MIN_CHARS = 5
+STOPWORDS = frozenset(
+    """a an and are as at be been by did do does for from had has have he her him his how i in
+    is it its of on or she that the their them they this to was were what when where which who
+    whom whose why will with you your name named same than then there these those one two first
+    last many much more most other""".split()  # noqa: SIM905
+)
+
+
+def match_key(name: str) -> str:
+    """The form entity names and question n-grams are compared in."""
+    key = normalize(name).strip(" .,;:!?\"'()[]")
+    key = _LEADING_ARTICLE.sub("", key)
+    return _POSSESSIVE.sub("", key)
+
+
+def _has_unspaced_script(text: str) -> bool:
+    return any(unicodedata.name(ch, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "THAI"))
+               for ch in text)
+
+
+@dataclass(frozen=True)
+class EntityMatch:
+    """An entity found in the question: graph index, the text matched, and how."""
+
+    index: int
+    name: str
+    matched: str
+    score: float  # 1.0 for exact, fuzzy ratio / 100 otherwise
+    how: str  # "exact", "fuzzy", "substring"
+
+
+class EntityLinker:
+    """An index of entity names for linking questions and user-given names to the graph."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.by_key: dict[str, list[int]] = {}
+        self.unspaced: list[tuple[str, int]] = []
+        for index, name in enumerate(names):
+            key = match_key(name)
+            if not key or key in STOPWORDS:
+                continue
+            self.by_key.setdefault(key, []).append(index)
+            if _has_unspaced_script(key):
+                self.unspaced.append((key, index))
+        self.keys = list(self.by_key)
+
+    def link(self, question: str) -> list[EntityMatch]:
+        """Entities named in the question, longest non-overlapping matches first."""
+        words = [(m.start(), m.end(), match_key(m.group())) for m in _WORD.finditer(question)]
+        matches: list[EntityMatch] = []
+        covered: set[int] = set()
+        fuzzy_candidates: list[tuple[int, int]] = []
+        for size in range(min(_MAX_NGRAM, len(words)), 0, -1):
+            for start in range(len(words) - size + 1):
+                span = range(start, start + size)
+                if covered.intersection(span):
+                    continue
+                text = question[words[start][0] : words[start + size - 1][1]]
+                key = match_key(text)
+                if not key or all(words[i][2] in STOPWORDS for i in span):
+                    continue
+                if key in self.by_key:
+                    covered.update(span)
+                    matches.extend(EntityMatch(i, self.names[i], text, 1.0, "exact")
+                                   for i in self.by_key[key])
+                elif len(key) >= _FUZZY_MIN_CHARS and words[start][2] not in STOPWORDS:
+                    fuzzy_candidates.append((start, size))
+        matches.extend(self._fuzzy(question, words, fuzzy_candidates, covered))
+        question_key = normalize(question)
+        seen = {m.index for m in matches}
+        for key, index in self.unspaced:
+            if index not in seen and key in question_key:
+                matches.append(EntityMatch(index, self.names[index], key, 1.0, "substring"))
+                seen.add(index)
+        return matches
+
+    def _fuzzy(self, question: str, words: list[tuple[int, int, str]],
+               spans: list[tuple[int, int]], covered: set[int]) -> list[EntityMatch]:
+        found: list[EntityMatch] = []
+        # Longer spans first, so "Johann Bernoull" wins over "Bernoull" alone.
+        for start, size in sorted(spans, key=lambda s: -s[1]):
+            span = range(start, start + size)
+            if covered.intersection(span) or not self.keys:
+                continue
+            text = question[words[start][0] : words[start + size - 1][1]]
+            best = process.extractOne(match_key(text), self.keys, scorer=fuzz.ratio,
+                                      score_cutoff=_FUZZY_CUTOFF)
+            if best is None:
+                continue
+            covered.update(span)
+            found.extend(EntityMatch(i, self.names[i], text, best[1] / 100.0, "fuzzy")
+                         for i in self.by_key[best[0]])
+        return found
+
+    def resolve(self, name: str) -> list[EntityMatch]:
+        """Graph entities for a user-given name: exact key, else the best fuzzy match."""
+        key = match_key(name)
+        if key in self.by_key:
+            return [EntityMatch(i, self.names[i], name, 1.0, "exact") for i in self.by_key[key]]
+        best = process.extractOne(key, self.keys, scorer=fuzz.ratio, score_cutoff=80.0)
+        if best is None:
+            return []
+        return [EntityMatch(i, self.names[i], name, best[1] / 100.0, "fuzzy")
+                for i in self.by_key[best[0]]]
