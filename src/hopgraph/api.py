@@ -15,6 +15,7 @@ from hopgraph.ingest import Ingestor, IngestSummary, Progress
 from hopgraph.loaders import load_file
 from hopgraph.records import PassageRecord, Triplet
 from hopgraph.retrieve import Retrieval, Retriever
+from hopgraph.search import make_searcher
 from hopgraph.store import MilvusStore
 
 log = logging.getLogger(__name__)
@@ -36,9 +37,11 @@ class GraphRAG:
     def __init__(
         self, uri: str | None = None, graph: str | None = None, token: str | None = None,
         embedder: str | Embedder | None = None, create: bool = True,
+        memory_limit: int | None = None,
     ) -> None:
         spec = embedder if isinstance(embedder, str) or embedder is None else None
-        self.settings = Settings.load(uri=uri, graph=graph, token=token, embedder=spec)
+        self.settings = Settings.load(uri=uri, graph=graph, token=token, embedder=spec,
+                                      memory_limit=memory_limit)
         self.embedder = (embedder if embedder is not None and not isinstance(embedder, str)
                          else make_embedder(self.settings.embedder, self.settings.embed_base_url))
         self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token)
@@ -63,7 +66,8 @@ class GraphRAG:
     def retriever(self) -> Retriever:
         """The query pipeline over the current graph (rebuilt after ingestion)."""
         if self._retriever is None:
-            self._retriever = Retriever(self.store, self.graph, self.embedder)
+            searcher = make_searcher(self.store, self.graph, self.settings.memory_limit)
+            self._retriever = Retriever(self.store, self.graph, self.embedder, searcher)
         return self._retriever
 
     def add(self, items: Iterable[PassageRecord | dict[str, Any]],
@@ -71,6 +75,7 @@ class GraphRAG:
         """Ingest `PassageRecord`s or dicts {"passage", "triplets", "id"?, "metadata"?}."""
         records = [_as_record(item, i) for i, item in enumerate(items)]
         summary = Ingestor(self.store, self.graph, self.embedder).ingest(records, progress)
+        self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
         self._retriever = None
         return summary
 

@@ -9,6 +9,7 @@ from typing import Any
 DEFAULT_URI = "./hopgraph.db"
 DEFAULT_GRAPH = "hopgraph"
 DEFAULT_EMBEDDER = "local"
+DEFAULT_MEMORY_LIMIT = 500_000
 
 
 @dataclass
@@ -20,6 +21,10 @@ class Settings:
     graph: str = DEFAULT_GRAPH
     embedder: str = DEFAULT_EMBEDDER
     embed_base_url: str | None = None
+    memory_limit: int = DEFAULT_MEMORY_LIMIT  # mirror vectors in memory up to this many rows
+
+    def __post_init__(self) -> None:
+        self.memory_limit = int(self.memory_limit)
 
     @classmethod
     def load(cls, **overrides: Any) -> Settings:

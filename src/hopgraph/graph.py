@@ -43,6 +43,7 @@ class KnowledgeGraph:
         self.relation_index: dict[str, int] = {}
         self._incidence: sparse.csr_matrix | None = None
         self._incidence_t: sparse.csr_matrix | None = None
+        self._entity_passages: dict[int, frozenset[str]] = {}
 
     # --- building --------------------------------------------------------------------------
 
@@ -63,6 +64,7 @@ class KnowledgeGraph:
     ) -> int:
         """Register a relation or update its passages; returns its index."""
         index = self.relation_index.get(relation_id)
+        self._entity_passages.clear()
         if index is not None:
             self.relations[index].passage_ids = list(passage_ids)
             return index
@@ -114,6 +116,15 @@ class KnowledgeGraph:
         """Subjects and objects of `relations` (sorted, unique)."""
         return _neighbours(self.incidence_t, relations)
 
+    def passages_of_entity(self, entity: int) -> frozenset[str]:
+        """Ids of the passages any relation of `entity` came from (cached)."""
+        found = self._entity_passages.get(entity)
+        if found is None:
+            rels = self.relations_of(np.array([entity]))
+            found = frozenset(p for r in rels.tolist() for p in self.relations[r].passage_ids)
+            self._entity_passages[entity] = found
+        return found
+
     def expand(self, seed_entities: list[int], seed_relations: list[int], degree: int) -> Expansion:
         """Candidate relations within `degree` of the seeds (SPEC step 6), walking outward."""
         if degree < 1:
@@ -154,22 +165,26 @@ def _neighbours(matrix: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
 def expand_by_powers(
     incidence: sparse.csr_matrix, seed_entities: list[int], seed_relations: list[int], degree: int
 ) -> np.ndarray:
-    """Reference: SPEC step 6 with whole-graph matrix powers. Slow; for tests and checks."""
-    a = incidence.astype(np.float64)
-    a.data[:] = 1.0
-    entity_adj = (a @ a.T).tocsr()
-    relation_adj = (a.T @ a).tocsr()
-    entity_power = sparse.identity(a.shape[0], format="csr")
-    relation_power = sparse.identity(a.shape[1], format="csr")
-    for _ in range(degree):
-        entity_power = _binary(entity_power @ entity_adj)
-        relation_power = _binary(relation_power @ relation_adj)
-    from_entities = _binary(entity_power @ a)
+    """Reference: SPEC step 6 with whole-graph adjacency matrices. Slow; for tests and checks.
+
+    Candidates are the nonzero columns of the seed rows of (A·Aᵀ)^d · A and (Aᵀ·A)^d. Only the
+    seed rows of each power are formed (row vector times matrix, d times): the same numbers,
+    without materializing a dense power of a hub-heavy graph.
+    """
+    a = _binary(incidence.astype(np.float64))
+    entity_adj = _binary(a @ a.T)
+    relation_adj = _binary(a.T @ a)
     found: set[int] = set()
     if seed_entities:
-        found.update(from_entities[seed_entities].nonzero()[1].tolist())
+        rows = _binary(entity_adj[seed_entities])
+        for _ in range(degree - 1):
+            rows = _binary(rows @ entity_adj)
+        found.update(_binary(rows @ a).nonzero()[1].tolist())
     if seed_relations:
-        found.update(relation_power[seed_relations].nonzero()[1].tolist())
+        rows = _binary(relation_adj[seed_relations])
+        for _ in range(degree - 1):
+            rows = _binary(rows @ relation_adj)
+        found.update(rows.nonzero()[1].tolist())
     return np.array(sorted(found), dtype=np.int64)
 
 

@@ -18,7 +18,7 @@ from hopgraph.identity import normalize
 _WORD = re.compile(r"[\w][\w+#&.'’\-]*", re.UNICODE)
 _LEADING_ARTICLE = re.compile(r"^(the|a|an) ")
 _POSSESSIVE = re.compile(r"['’]s?$")
-_MAX_NGRAM = 8
+_MAX_NGRAM = 10
 _FUZZY_CUTOFF = 90.0
 _FUZZY_MIN_CHARS = 5
 STOPWORDS = frozenset(
@@ -34,6 +34,11 @@ def match_key(name: str) -> str:
     key = normalize(name).strip(" .,;:!?\"'()[]")
     key = _LEADING_ARTICLE.sub("", key)
     return _POSSESSIVE.sub("", key)
+
+
+def _name_like(first: str) -> bool:
+    """A word starting like a name: capital letter, digit, or a script without case."""
+    return first.isdigit() or (first.isalpha() and not first.islower())
 
 
 def _has_unspaced_script(text: str) -> bool:
@@ -71,6 +76,10 @@ class EntityLinker:
     def link(self, question: str) -> list[EntityMatch]:
         """Entities named in the question, longest non-overlapping matches first."""
         words = [(m.start(), m.end(), match_key(m.group())) for m in _WORD.finditer(question)]
+        # In a cased question, a name has a capitalized word or a number in it: this keeps
+        # common nouns that are also entities ("president", "river") out of the seeds.
+        cased = any(ch.isupper() for ch in question[1:])
+        name_like = [_name_like(question[w[0]]) for w in words]
         matches: list[EntityMatch] = []
         covered: set[int] = set()
         fuzzy_candidates: list[tuple[int, int]] = []
@@ -82,6 +91,8 @@ class EntityLinker:
                 text = question[words[start][0] : words[start + size - 1][1]]
                 key = match_key(text)
                 if not key or all(words[i][2] in STOPWORDS for i in span):
+                    continue
+                if cased and not any(name_like[i] for i in span):
                     continue
                 if key in self.by_key:
                     covered.update(span)

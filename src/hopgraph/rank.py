@@ -8,17 +8,18 @@ POOL = 30  # passages each search contributes before fusion
 ENTITY_TOP_K = 3  # graph entities per query entity (SPEC step 4)
 ENTITY_MIN_SCORE = 0.8  # cosine below this is a different entity, not a spelling of it
 RELATION_TOP_K = 10  # relations per question (SPEC step 5)
-LEXICAL_WEIGHT = 0.1  # BM25 share, after scaling BM25 to [0, 1] per query
+LEXICAL_WEIGHT = 0.05  # BM25 share, after dividing by the query's best BM25 score
 
 
-def fuse_lexical(dense: dict[str, float], bm25: list[Hit],
+def with_lexical(dense: dict[str, float], bm25: list[Hit],
                  weight: float = LEXICAL_WEIGHT) -> dict[str, float]:
-    """Dense cosine plus `weight` × BM25 scaled by the query's best BM25 score."""
-    fused = dict(dense)
+    """Dense cosine plus `weight` × BM25 scaled by the query's best BM25 score.
+
+    Only passages the dense search found are scored: at this weight a passage with no dense
+    evidence could never reach the top, so fetching its vector would be wasted work.
+    """
     top = max((h.score for h in bm25), default=0.0)
     if top <= 0:
-        return fused
-    floor = min(dense.values(), default=0.0)  # a lexical-only hit gets the weakest dense score
-    for h in bm25:
-        fused[h.id] = fused.get(h.id, floor) + weight * h.score / top
-    return fused
+        return dict(dense)
+    lexical = {h.id: h.score / top for h in bm25}
+    return {pid: score + weight * lexical.get(pid, 0.0) for pid, score in dense.items()}

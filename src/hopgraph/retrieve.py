@@ -4,7 +4,7 @@ Methods (all LLM-free):
 - ``naive``: dense passage search with the question (the comparison baseline);
 - ``naive_lexical``: dense plus a BM25 term;
 - ``seed``: the reference method with the LLM rerank replaced by question–relation cosine;
-- ``default``: graph-guided re-query through bridge entities (see `hopgraph.rank`).
+- ``default``: graph-guided re-query through bridge entities (see `hopgraph.bridge`).
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from hopgraph import rank
+from hopgraph import bridge, rank
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.lexical import LexicalSearch
 from hopgraph.link import EntityLinker, EntityMatch
-from hopgraph.store import Hit, MilvusStore
+from hopgraph.search import Searcher
+from hopgraph.store import MilvusStore
 
 METHODS = ("default", "naive", "naive_lexical", "seed")
 
@@ -78,11 +78,12 @@ class _Clock:
 class Retriever:
     """Runs the retrieval methods over one stored graph."""
 
-    def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder) -> None:
+    def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
+                 searcher: Searcher) -> None:
         self.store = store
         self.graph = graph
         self.embedder = embedder
-        self.lexical = LexicalSearch(store)
+        self.search = searcher
         self._linker: EntityLinker | None = None
 
     @property
@@ -134,12 +135,8 @@ class Retriever:
             matches.extend(self.linker.resolve(name))
         return matches
 
-    def _dense_passages(self, qvecs: np.ndarray, limit: int) -> list[list[Hit]]:
-        return self.store.search(self.store.passages, qvecs, limit)
-
     def _fill_texts(self, passages: list[PassageHit]) -> None:
-        rows = self.store.get(self.store.passages, [p.id for p in passages], ["id", "text"])
-        text = {row["id"]: row["text"] for row in rows}
+        text = self.search.texts([p.id for p in passages])
         for p in passages:
             p.text = text.get(p.id, "")
 
@@ -147,53 +144,92 @@ class Retriever:
                lexical: bool) -> Retrieval:
         pool = max(top_k, rank.POOL)
         with clock.stage("search_passages"):
-            dense = self._dense_passages(qvec, pool if lexical else top_k)[0]
-        scores = {h.id: h.score for h in dense}
+            scores = self.search.passages(qvec, pool if lexical else top_k)[0]
         if lexical:
             with clock.stage("search_lexical"):
-                bm25 = self.lexical.search([question], pool)[0]
-            scores = rank.fuse_lexical(scores, bm25)
+                bm25 = self.search.lexical([question], pool)[0]
+            scores = rank.with_lexical(scores, bm25)
         best = sorted(scores.items(), key=lambda kv: -kv[1])[:top_k]
         method = "naive_lexical" if lexical else "naive"
         return Retrieval(question, method, [PassageHit(pid, "", s) for pid, s in best])
 
     def _seed_relations(self, qvec: np.ndarray, matches: list[EntityMatch], degree: int,
-                        clock: _Clock) -> tuple[np.ndarray, list[Hit]]:
+                        clock: _Clock) -> np.ndarray:
         """SPEC steps 4-6: entity and relation search, then expansion around them."""
         with clock.stage("search_graph"):
             seed_entities = sorted({m.index for m in matches})
             names = [self.graph.entity_names[i] for i in seed_entities]
             if names:
-                for hits in self.store.search(self.store.entities, self.embedder.embed(names),
-                                              rank.ENTITY_TOP_K):
-                    seed_entities.extend(self.graph.entity_index[h.id] for h in hits
-                                         if h.id in self.graph.entity_index
-                                         and h.score >= rank.ENTITY_MIN_SCORE)
-            relation_hits = self.store.search(self.store.relations, qvec, rank.RELATION_TOP_K)[0]
-            seed_relations = [self.graph.relation_index[h.id] for h in relation_hits
-                              if h.id in self.graph.relation_index]
+                for hits in self.search.entities(self.embedder.embed(names), rank.ENTITY_TOP_K):
+                    seed_entities.extend(e for e, score in hits.items()
+                                         if score >= rank.ENTITY_MIN_SCORE)
+            seed_relations = list(self.search.relations(qvec, rank.RELATION_TOP_K)[0])
         with clock.stage("expand"):
             expansion = self.graph.expand(seed_entities, seed_relations, degree)
-        return expansion.relations, relation_hits
+        return expansion.relations
 
     def _seed(self, question: str, qvec: np.ndarray, matches: list[EntityMatch], top_k: int,
               degree: int, clock: _Clock) -> Retrieval:
-        candidates, _ = self._seed_relations(qvec, matches, degree, clock)
+        candidates = self._seed_relations(qvec, matches, degree, clock)
         with clock.stage("rank"):
-            ids = [self.graph.relations[r].id for r in candidates.tolist()]
-            ranked = self.store.search(self.store.relations, qvec, len(ids), ids=ids)[0]
-            relations = [RelationHit(h.id, self.graph.relations[self.graph.relation_index[h.id]]
-                                     .text, h.score) for h in ranked]
+            scores = self.search.score_relations(qvec, candidates.tolist())
+            ranked = sorted(scores.items(), key=lambda kv: -kv[1])
             passages: dict[str, PassageHit] = {}
-            for rel in relations:
-                for pid in self.graph.relations[self.graph.relation_index[rel.id]].passage_ids:
-                    hit = passages.setdefault(pid, PassageHit(pid, "", rel.score))
-                    hit.relations.append(rel.text)
+            used: list[RelationHit] = []
+            for r, score in ranked:
                 if len(passages) >= top_k:
                     break
+                rel = self.graph.relations[r]
+                used.append(RelationHit(rel.id, rel.text, score))
+                for pid in rel.passage_ids:
+                    hit = passages.setdefault(pid, PassageHit(pid, "", score))
+                    hit.relations.append(rel.text)
         chosen = list(passages.values())[:top_k]
-        return Retrieval(question, "seed", chosen, relations=relations[: 2 * top_k])
+        return Retrieval(question, "seed", chosen, relations=used)
 
     def _default(self, question: str, qvec: np.ndarray, matches: list[EntityMatch], top_k: int,
                  degree: int, clock: _Clock) -> Retrieval:
-        raise NotImplementedError
+        linked = {m.index for m in matches}
+        with clock.stage("search_graph"):
+            scores = self.search.relations(qvec, bridge.RELATION_POOL)[0]
+            own = [r for r in self.graph.relations_of(np.array(sorted(linked))).tolist()
+                   if r not in scores]
+            scores.update(self.search.score_relations(qvec, own))
+        with clock.stage("bridges"):
+            finder = bridge.BridgeFinder(self.graph, question, linked)
+            probes = finder.bridges(scores)
+            if probes:
+                first = probes[0]
+                around = self.graph.relations_of(np.array([first.entity])).tolist()
+                chain_scores = {r: scores[r] for r in around if r in scores}
+                chain_scores.update(
+                    self.search.score_relations(qvec, [r for r in around if r not in scores]))
+                probes += finder.chain(first, chain_scores, {p.entity for p in probes})
+        with clock.stage("embed_probes"):
+            vectors = np.vstack([qvec, self.embedder.embed([p.text for p in probes])])
+        pool = max(top_k, rank.POOL)
+        with clock.stage("search_passages"):
+            dense = self.search.passages(vectors, pool)
+        with clock.stage("search_lexical"):
+            lexical = self.search.lexical([question] + [p.text for p in probes], pool)
+        with clock.stage("rank"):
+            per_search = [rank.with_lexical(d, lx) for d, lx in zip(dense, lexical, strict=True)]
+            merged = bridge.merge_searches(
+                per_search[0], list(zip(probes, per_search[1:], strict=True)),
+                {p.entity: self.graph.passages_of_entity(p.entity) for p in probes},
+            )
+            best = sorted(merged.items(), key=lambda kv: -kv[1].score)[:top_k]
+            passages = [PassageHit(pid, "", s.score, self._evidence(s.probe))
+                        for pid, s in best]
+        relations = [RelationHit(self.graph.relations[p.relation].id,
+                                 self.graph.relations[p.relation].text, p.confidence)
+                     for p in probes]
+        notes = [] if probes else ["no bridge entity found; dense + lexical ranking only"]
+        return Retrieval(question, "default", passages, relations=relations, notes=notes)
+
+    def _evidence(self, probe: bridge.Probe | None) -> list[str]:
+        """The relation that led to a passage's best probe, as shown to users."""
+        if probe is None:
+            return []
+        name = self.graph.entity_names[probe.entity]
+        return [f"{self.graph.relations[probe.relation].text}  (bridge: {name})"]

@@ -302,6 +302,11 @@ class MilvusStore:
         """Insert or replace rows by id, in batches; returns how many."""
         return self._write(collection, rows, self._client.upsert)
 
+    def flush(self) -> None:
+        """Seal freshly written rows so searches use the index, not a brute-force scan."""
+        for name in (self.entities, self.relations, self.passages):
+            self._client.flush(name)
+
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete rows by id."""
         for start in range(0, len(ids), _BATCH):

@@ -1,0 +1,161 @@
+"""The default offline ranking: graph-guided re-query through bridge entities.
+
+A multi-hop question names its first entity but not the ones after it ("the son of Euler's
+teacher": Euler is named, Johann Bernoulli is not). Dense search with the question alone finds
+the first hop's passage and misses the rest. So we use the graph to guess the unnamed
+"bridge" entities and search passages again with the question plus each bridge's name:
+
+1. Candidate relations: the top relations by cosine to the question, plus every relation of
+   the entities the question names (linked in `hopgraph.link`).
+2. Each candidate relation proposes its end that the question does not already name, scored
+   by the relation's cosine, plus a bonus of ALPHA / |passages of the named end| when the
+   other end is a linked entity: a rare named entity pins the first hop down far better than
+   a hub ("Euro", "MTV") that touches hundreds of passages.
+3. The top B bridges, plus C neighbours of the best bridge (a third hop), each give a probe
+   query "question + bridge name".
+4. Every probe and the question itself search the passages (dense cosine + a small BM25
+   term); a probe's scores are lowered by how much less confident its bridge is than the best
+   one (GAMMA), and passages from the bridge's own relations get a small boost (BETA).
+   A passage's final score is its best score over all searches (max merge).
+
+Only names, counts and scores flow in here; the Milvus calls live in `hopgraph.retrieve`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rapidfuzz import fuzz
+
+from hopgraph.graph import KnowledgeGraph
+from hopgraph.identity import normalize
+
+RELATION_POOL = 20  # K: relations taken from the question's relation search
+BRIDGES = 3  # B: bridge entities re-queried
+CHAIN = 2  # C: neighbours of the best bridge re-queried (third hop)
+ANCHOR_BONUS = 0.5  # ALPHA: bonus / |passages of the linked anchor|
+BRIDGE_BOOST = 0.05  # BETA: added to passages of the bridge's own relations
+CONFIDENCE_SLOPE = 1.0  # GAMMA: probe penalty per unit of confidence below the best probe
+NAMED_CUTOFF = 90.0  # partial fuzzy ratio at which a name counts as already in the question
+
+_DATE_OR_NUMBER = re.compile(
+    r"^[\d\s,.\-–/]*((jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)?[\d\s,.\-–/]*$"
+)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One re-query: a bridge entity, the query text, and how confident the graph is in it."""
+
+    entity: int
+    text: str
+    confidence: float
+    relation: int  # the relation through which the bridge was reached
+
+
+def can_bridge(name: str) -> bool:
+    """Proper-noun-like names bridge; common nouns, numbers and dates do not."""
+    first = name[:1]
+    if not first.isalpha() or first.islower():
+        return False
+    key = normalize(name)
+    return not (_DATE_OR_NUMBER.match(key) and any(ch.isdigit() for ch in key))
+
+
+class BridgeFinder:
+    """Chooses bridge entities for a question from scored candidate relations."""
+
+    def __init__(self, graph: KnowledgeGraph, question: str, linked: set[int]) -> None:
+        self.graph = graph
+        self.question = question
+        self.question_key = normalize(question)
+        self.linked = linked
+        self._named: dict[int, bool] = {}
+
+    def is_named(self, entity: int) -> bool:
+        """Whether the question already names this entity (linked, or nearly in its text)."""
+        if entity not in self._named:
+            key = normalize(self.graph.entity_names[entity])
+            self._named[entity] = (
+                entity in self.linked or len(key) < 2
+                or fuzz.partial_ratio(key, self.question_key) >= NAMED_CUTOFF
+            )
+        return self._named[entity]
+
+    def usable(self, entity: int) -> bool:
+        """Not already named and proper-noun-like."""
+        return not self.is_named(entity) and can_bridge(self.graph.entity_names[entity])
+
+    def bridges(self, relation_scores: dict[int, float], limit: int = BRIDGES) -> list[Probe]:
+        """The `limit` best bridges proposed by the candidate relations."""
+        best: dict[int, tuple[float, int]] = {}
+        anchor_bonus: dict[int, float] = {}
+        for r, score in relation_scores.items():
+            rel = self.graph.relations[r]
+            for bridge, anchor in ((rel.subject, rel.object), (rel.object, rel.subject)):
+                if not self.usable(bridge):
+                    continue
+                if anchor in self.linked:
+                    if anchor not in anchor_bonus:
+                        anchor_bonus[anchor] = ANCHOR_BONUS / max(
+                            1, len(self.graph.passages_of_entity(anchor)))
+                    total = score + anchor_bonus[anchor]
+                else:
+                    total = score
+                if bridge not in best or total > best[bridge][0]:
+                    best[bridge] = (total, r)
+        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
+        return [self.probe(e, conf, r) for e, (conf, r) in ranked]
+
+    def chain(self, first: Probe, relation_scores: dict[int, float], taken: set[int],
+              limit: int = CHAIN) -> list[Probe]:
+        """Neighbours of the best bridge, one hop further, ranked by their relation's score."""
+        best: dict[int, tuple[float, int]] = {}
+        for r, score in relation_scores.items():
+            if r == first.relation:
+                continue
+            rel = self.graph.relations[r]
+            other = rel.object if rel.subject == first.entity else rel.subject
+            if other == first.entity or other in taken or not self.usable(other):
+                continue
+            if other not in best or score > best[other][0]:
+                best[other] = (score, r)
+        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
+        # A chained probe is only as sure as the bridge it hangs from.
+        return [self.probe(e, first.confidence, r) for e, (_, r) in ranked]
+
+    def probe(self, entity: int, confidence: float, relation: int) -> Probe:
+        """The re-query for one bridge: the question followed by the bridge's name."""
+        return Probe(entity, f"{self.question} {self.graph.entity_names[entity]}",
+                     confidence, relation)
+
+
+@dataclass
+class Scored:
+    """A passage's best score so far and the probe that gave it (None: the question)."""
+
+    score: float
+    probe: Probe | None
+
+
+def merge_searches(
+    question_hits: dict[str, float],
+    probe_hits: list[tuple[Probe, dict[str, float]]],
+    bridge_passages: dict[int, set[str]],
+) -> dict[str, Scored]:
+    """Max-merge the question's and the probes' passage scores, with confidence and boost."""
+    merged = {pid: Scored(score, None) for pid, score in question_hits.items()}
+    if not probe_hits:
+        return merged
+    top_confidence = max(probe.confidence for probe, _ in probe_hits)
+    for probe, hits in probe_hits:
+        offset = CONFIDENCE_SLOPE * (probe.confidence - top_confidence)
+        boosted = bridge_passages.get(probe.entity, set())
+        for pid, score in hits.items():
+            total = score + offset + (BRIDGE_BOOST if pid in boosted else 0.0)
+            current = merged.get(pid)
+            if current is None or total > current.score:
+                merged[pid] = Scored(total, probe)
+    return merged
+

@@ -1,0 +1,117 @@
+"""Benchmark harness: Recall@k and latency of every retrieval method on a HippoRAG-format set."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hopgraph.identity import passage_id
+
+log = logging.getLogger(__name__)
+
+EVAL_METHODS = ("naive", "naive_lexical", "seed", "default")
+
+
+@dataclass
+class Question:
+    """A benchmark question and the ids of its gold (supporting) passages."""
+
+    text: str
+    gold: set[str]
+
+
+@dataclass
+class MethodScore:
+    """One method's recall and latency over the question set."""
+
+    recall: dict[int, float]
+    latencies_ms: list[float] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, float]:
+        """The JSON shape of one method's row."""
+        out = {f"recall@{k}": round(v, 4) for k, v in sorted(self.recall.items())}
+        out["latency_ms_p50"] = round(percentile(self.latencies_ms, 50), 2)
+        out["latency_ms_p95"] = round(percentile(self.latencies_ms, 95), 2)
+        return out
+
+
+def recall_at_k(retrieved: list[str], gold: set[str], k: int) -> float:
+    """Fraction of the gold passages among the first k retrieved (HippoRAG's Recall@k)."""
+    if not gold:
+        raise ValueError("a question without gold passages has no recall")
+    return len(gold.intersection(retrieved[:k])) / len(gold)
+
+
+def percentile(values: list[float], pct: float) -> float:
+    """The pct-th percentile (linear interpolation between closest ranks)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    position = (len(ordered) - 1) * pct / 100.0
+    low = int(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def load_questions(questions_path: Path, corpus_path: Path) -> list[Question]:
+    """Questions with gold passage ids, checked against the corpus (title + "\\n" + text)."""
+    corpus = json.loads(corpus_path.read_text(encoding="utf-8"))
+    corpus_ids = {passage_id(f"{d['title']}\n{d['text']}") for d in corpus}
+    raw = json.loads(questions_path.read_text(encoding="utf-8"))
+    questions: list[Question] = []
+    for i, item in enumerate(raw):
+        gold = {passage_id(f"{p['title']}\n{p['paragraph_text']}")
+                for p in item["paragraphs"] if p.get("is_supporting")}
+        missing = gold - corpus_ids
+        if missing:
+            raise ValueError(f"{questions_path}: question {i}: {len(missing)} gold passages "
+                             f"are not in {corpus_path}")
+        if not gold:
+            log.warning("%s: question %d has no supporting passage; skipped", questions_path, i)
+            continue
+        questions.append(Question(item["question"], gold))
+    return questions
+
+
+def score_method(run: Callable[[str], list[str]], questions: list[Question],
+                 ks: tuple[int, ...] = (2, 5)) -> MethodScore:
+    """Run one method on every question, timing each call."""
+    sums = dict.fromkeys(ks, 0.0)
+    score = MethodScore(recall={})
+    for q in questions:
+        started = time.perf_counter()
+        retrieved = run(q.text)
+        score.latencies_ms.append((time.perf_counter() - started) * 1000)
+        for k in ks:
+            sums[k] += recall_at_k(retrieved, q.gold, k)
+    score.recall = {k: s / len(questions) for k, s in sums.items()}
+    return score
+
+
+def markdown_table(scores: dict[str, MethodScore], default_method: str) -> str:
+    """Methods × R@2, R@5, latency as a markdown table."""
+    lines = ["| method | R@2 | R@5 | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|"]
+    for name, s in scores.items():
+        row = s.as_dict()
+        label = f"**{name}** (default)" if name == default_method else name
+        lines.append(f"| {label} | {100 * row['recall@2']:.1f} | {100 * row['recall@5']:.1f} "
+                     f"| {row['latency_ms_p50']:.1f} | {row['latency_ms_p95']:.1f} |")
+    return "\n".join(lines)
+
+
+def report_json(scores: dict[str, MethodScore], default_method: str, index_seconds: float,
+                questions: int) -> dict[str, Any]:
+    """The --json document."""
+    return {
+        "default_method": default_method,
+        "methods": {name: s.as_dict() for name, s in scores.items()},
+        "index_seconds": round(index_seconds, 2),
+        "questions": questions,
+    }

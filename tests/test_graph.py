@@ -1,0 +1,83 @@
+import numpy as np
+import pytest
+
+from conftest import BERNOULLI, need
+from hopgraph.graph import KnowledgeGraph, expand_by_powers
+from hopgraph.identity import entity_id, relation_id, relation_text
+from hopgraph.loaders import load_file
+
+
+def bernoulli_graph() -> KnowledgeGraph:
+    graph = KnowledgeGraph()
+    for record in load_file(need(BERNOULLI)).records:
+        for t in record.triplets:
+            graph.add_relation(relation_id(t.subject, t.predicate, t.object),
+                               entity_id(t.subject), entity_id(t.object),
+                               relation_text(t.subject, t.predicate, t.object), ["p"])
+    return graph
+
+
+def random_graph(seed: int, n_entities: int = 1500, n_relations: int = 4000) -> KnowledgeGraph:
+    rng = np.random.default_rng(seed)
+    graph = KnowledgeGraph()
+    # A skewed degree distribution, like real graphs: a few hubs, many leaves, some self-loops.
+    weights = rng.zipf(2.2, n_entities).astype(float)
+    weights /= weights.sum()
+    ends = rng.choice(n_entities, size=(n_relations, 2), p=weights)
+    loops = rng.random(n_relations) < 0.01
+    ends[loops, 1] = ends[loops, 0]
+    for r, (s, o) in enumerate(ends.tolist()):
+        graph.add_relation(f"r{r}", f"e{s}", f"e{o}", f"e{s} rel e{o}", [])
+    return graph
+
+
+def check_equivalent(graph: KnowledgeGraph, rng: np.random.Generator, trials: int) -> None:
+    n_ent, n_rel = len(graph.entity_ids), len(graph.relations)
+    for _ in range(trials):
+        seed_e = rng.choice(n_ent, size=rng.integers(0, 4), replace=False).tolist()
+        seed_r = rng.choice(n_rel, size=rng.integers(0, 4), replace=False).tolist()
+        for degree in (1, 2):
+            walked = graph.expand(seed_e, seed_r, degree).relations
+            powered = expand_by_powers(graph.incidence, seed_e, seed_r, degree)
+            assert np.array_equal(walked, powered), (seed_e, seed_r, degree)
+
+
+def test_expansion_matches_matrix_powers_on_bernoulli() -> None:
+    graph = bernoulli_graph()
+    check_equivalent(graph, np.random.default_rng(0), trials=40)
+    # Euler's only link is through Johann: degree 1 from Euler reaches Johann's relations.
+    euler = graph.entity_index[entity_id("Euler")]
+    texts = {graph.relations[r].text for r in graph.expand([euler], [], 1).relations}
+    assert any("Daniel Bernoulli" in t for t in texts) or any("Johann" in t for t in texts)
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_expansion_matches_matrix_powers_on_random_graph(seed: int) -> None:
+    graph = random_graph(seed)
+    assert len(graph.relations) == 4000
+    check_equivalent(graph, np.random.default_rng(seed), trials=15)
+
+
+def test_expansion_records_hops_and_rejects_bad_degree() -> None:
+    graph = KnowledgeGraph()
+    graph.add_relation("r0", "a", "b", "a-b", [])
+    graph.add_relation("r1", "b", "c", "b-c", [])
+    graph.add_relation("r2", "c", "d", "c-d", [])
+    graph.add_relation("r3", "x", "y", "x-y", [])
+    found = graph.expand([], [0], 1)
+    assert found.relations.tolist() == [0, 1]
+    assert found.hops == {0: 0, 1: 1}
+    assert graph.expand([], [0], 2).relations.tolist() == [0, 1, 2]
+    # entity a: degree 1 reaches entities {a, b} and so relations r0, r1
+    assert graph.expand([graph.entity_index["a"]], [], 1).relations.tolist() == [0, 1]
+    assert graph.expand([], [], 2).relations.tolist() == []
+    with pytest.raises(ValueError, match="degree"):
+        graph.expand([], [0], 0)
+
+
+def test_adding_a_relation_twice_updates_its_passages() -> None:
+    graph = KnowledgeGraph()
+    first = graph.add_relation("r0", "a", "b", "a-b", ["p1"])
+    again = graph.add_relation("r0", "a", "b", "a-b", ["p1", "p2"])
+    assert first == again and graph.relations[0].passage_ids == ["p1", "p2"]
+    assert graph.incidence.shape == (2, 1)

@@ -1,0 +1,148 @@
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import BERNOULLI, CountingEmbedder, need
+from hopgraph.identity import entity_id, passage_id, relation_id
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")
+    return path
+
+
+def test_ingest_then_reopen_without_reingest(open_graph, embedder: CountingEmbedder,
+                                             tmp_path: Path) -> None:
+    rag = open_graph()
+    summary = rag.add_files([need(BERNOULLI)])
+    assert (summary.passages_added, summary.relations_added) == (4, 22)
+    assert summary.entities_added == 24
+    assert summary.texts_embedded == 4 + 24 + 22
+    stats = rag.stats()
+    assert (stats["passages"], stats["entities"], stats["relations"]) == (4, 24, 22)
+    rag.close()
+
+    reopened = open_graph()
+    assert len(reopened.graph.relations) == 22
+    assert len(reopened.graph.entity_ids) == 24
+    before = embedder.texts
+    again = reopened.add_files([BERNOULLI])
+    assert again.passages_added == again.entities_added == again.relations_added == 0
+    assert again.relations_present == 22 and again.relations_linked == 0
+    assert embedder.texts == before  # nothing embedded on re-ingest
+    assert reopened.stats()["relations"] == 22
+
+
+def test_second_file_links_shared_entities_and_passages(open_graph, tmp_path: Path) -> None:
+    rag = open_graph()
+    first = write_jsonl(tmp_path / "one.jsonl", [
+        {"passage": "Leonhard Euler studied under Johann Bernoulli.",
+         "triplets": [["Leonhard Euler", "studied under", "Johann Bernoulli"]]},
+    ])
+    second = write_jsonl(tmp_path / "two.jsonl", [
+        {"passage": "leonhard Euler was born in Basel. He studied under Johann Bernoulli.",
+         "triplets": [["leonhard Euler", "was born in", "Basel"],
+                      ["leonhard euler", "studied under", "johann bernoulli"]]},
+    ])
+    rag.add_files([first])
+    summary = rag.add_files([second])
+    assert summary.entities_added == 1  # only Basel is new
+    assert summary.entities_present == 2
+    assert summary.relations_added == 1 and summary.relations_linked == 1
+    rid = relation_id("Leonhard Euler", "studied under", "Johann Bernoulli")
+    stored = rag.store.get(rag.store.relations, [rid], ["passage_ids"])[0]["passage_ids"]
+    assert sorted(stored) == sorted([
+        passage_id("Leonhard Euler studied under Johann Bernoulli."),
+        passage_id("leonhard Euler was born in Basel. He studied under Johann Bernoulli."),
+    ])
+    euler = rag.graph.entity_index[entity_id("Leonhard Euler")]
+    assert rag.graph.entity_names[euler] == "Leonhard Euler"  # first surface form kept
+    assert len(rag.graph.relations_of([euler])) == 2
+    # the in-memory graph and a fresh load agree
+    rag.close()
+    fresh = open_graph()
+    index = fresh.graph.relation_index[rid]
+    assert sorted(fresh.graph.relations[index].passage_ids) == sorted(stored)
+
+
+def test_unicode_entities_are_distinct_and_findable(open_graph, tmp_path: Path) -> None:
+    rag = open_graph()
+    path = write_jsonl(tmp_path / "u.jsonl", [
+        {"passage": "Kurt Gödel proved incompleteness.",
+         "triplets": [["Gödel", "proved", "incompleteness theorems"]]},
+        {"passage": "Godel is also a town name in this made-up text.",
+         "triplets": [["Godel", "is", "a town"]]},
+        {"passage": "C++ was designed by Bjarne Stroustrup.",
+         "triplets": [["C++", "was designed by", "Bjarne Stroustrup"]]},
+        {"passage": "C was designed by Dennis Ritchie.",
+         "triplets": [["C", "was designed by", "Dennis Ritchie"]]},
+        {"passage": "爱因斯坦提出了相对论。", "triplets": [["爱因斯坦", "提出了", "相对论"]]},
+    ])
+    summary = rag.add_files([path])
+    assert summary.entities_added == 10
+    names = set(rag.graph.entity_names)
+    assert {"Gödel", "Godel", "C++", "C", "爱因斯坦"} <= names
+    linked = {m.name for m in rag.retriever.linker.link("What did Gödel prove?")}
+    assert "Gödel" in linked and "Godel" not in linked
+    assert "C++" in {m.name for m in rag.retriever.linker.link("Who designed C++?")}
+    assert "爱因斯坦" in {m.name for m in rag.retriever.linker.link("爱因斯坦提出了什么?")}
+    top = rag.retrieve("Who designed C++?", top_k=1).passages[0]
+    assert "Stroustrup" in top.text
+
+
+def test_python_dicts_and_bad_rows(open_graph) -> None:
+    rag = open_graph()
+    summary = rag.add([
+        {"passage": "Alpha is near Beta.", "triplets": [["Alpha", "is near", "Beta"]],
+         "id": "doc-a", "metadata": {"source": "unit"}},
+    ])
+    assert summary.passages_added == 1
+    row = rag.store.get(rag.store.passages, [passage_id("Alpha is near Beta.")],
+                        ["doc_id", "metadata"])[0]
+    assert row["doc_id"] == "doc-a" and row["metadata"] == {"source": "unit"}
+
+
+def test_oversized_rows_are_skipped_not_fatal(open_graph) -> None:
+    rag = open_graph()
+    summary = rag.add([
+        {"passage": "x" * 70000, "triplets": []},
+        {"passage": "Fine.", "triplets": [["A" * 3000, "is", "long"], ["A", "is", "B"]]},
+    ])
+    assert summary.rows_skipped == 1 and summary.triplets_skipped == 1
+    assert summary.passages_added == 1 and summary.relations_added == 1
+
+
+def test_many_graphs_in_one_database(open_graph, tmp_path: Path) -> None:
+    one = open_graph("one")
+    two = open_graph("two")
+    one.add([{"passage": "A is B.", "triplets": [["A", "is", "B"]]}])
+    assert one.stats()["passages"] == 1
+    assert two.stats()["passages"] == 0
+    assert two.drop() is True
+    assert one.stats()["passages"] == 1
+
+
+def test_opening_with_another_embedder_is_an_error(open_graph, tmp_path: Path) -> None:
+    from hopgraph.store import StoreError
+
+    rag = open_graph()
+    rag.add([{"passage": "A is B.", "triplets": [["A", "is", "B"]]}])
+    rag.close()
+
+    class Other(CountingEmbedder):
+        name = "openai:text-embedding-3-small"
+
+    other = Other(rag.embedder.inner)
+    other.name = "openai:text-embedding-3-small"
+    with pytest.raises(StoreError, match="built with embedder local:all-MiniLM-L6-v2"):
+        open_graph(embedder=other)
+
+
+def test_query_on_missing_graph_is_an_error(open_graph) -> None:
+    from hopgraph.store import StoreError
+
+    with pytest.raises(StoreError, match="does not exist"):
+        open_graph("absent", create=False)
+    with pytest.raises(StoreError, match="invalid"):
+        open_graph("bad-name!")
