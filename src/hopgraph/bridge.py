@@ -32,8 +32,9 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import normalize
 
 RELATION_POOL = 20  # K: relations taken from the question's relation search
-BRIDGES = 3  # B: bridge entities re-queried
+BRIDGES = 2  # B: bridge entities re-queried
 CHAIN = 2  # C: neighbours of the best bridge re-queried (third hop)
+CHAIN_SHORTLIST = 10  # neighbours whose onward relations are scored before choosing C
 ANCHOR_BONUS = 0.5  # ALPHA: bonus / |passages of the linked anchor|
 BRIDGE_BOOST = 0.05  # BETA: added to passages of the bridge's own relations
 CONFIDENCE_SLOPE = 1.0  # GAMMA: probe penalty per unit of confidence below the best probe
@@ -108,22 +109,39 @@ class BridgeFinder:
         ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
         return [self.probe(e, conf, r) for e, (conf, r) in ranked]
 
-    def chain(self, first: Probe, relation_scores: dict[int, float], taken: set[int],
-              limit: int = CHAIN) -> list[Probe]:
-        """Neighbours of the best bridge, one hop further, ranked by their relation's score."""
+    def chain_candidates(self, first: Probe, relation_scores: dict[int, float],
+                         taken: set[int], inner: set[int]) -> list[tuple[int, float, int]]:
+        """Neighbours of the best bridge, one hop further: (entity, score, relation), best first.
+
+        `inner` holds the bridge and the entities named inside its name; `relation_scores`
+        covers their relations. Only the CHAIN_SHORTLIST best by connecting relation are kept.
+        """
         best: dict[int, tuple[float, int]] = {}
         for r, score in relation_scores.items():
             if r == first.relation:
                 continue
             rel = self.graph.relations[r]
-            other = rel.object if rel.subject == first.entity else rel.subject
-            if other == first.entity or other in taken or not self.usable(other):
+            # The far end from the bridge (or from an entity named inside its name).
+            other = rel.subject if rel.object in inner else rel.object
+            if other in inner or other in taken or not self.usable(other):
                 continue
             if other not in best or score > best[other][0]:
                 best[other] = (score, r)
-        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
+        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:CHAIN_SHORTLIST]
+        return [(e, score, r) for e, (score, r) in ranked]
+
+    def chain(self, first: Probe, candidates: list[tuple[int, float, int]],
+              onward: dict[int, float], limit: int = CHAIN) -> list[Probe]:
+        """The `limit` best chain candidates by path score: connecting relation + best onward.
+
+        `onward[e]` is the best question score among e's other relations: a third-hop
+        entity is worth re-querying when the path through it keeps matching the question
+        ("the son of Euler's teacher" -> Daniel Bernoulli, whose own relations mention the
+        "contribution" asked about), not just when its link to the bridge does.
+        """
+        ranked = sorted(candidates, key=lambda c: -(c[1] + onward.get(c[0], 0.0)))[:limit]
         # A chained probe is only as sure as the bridge it hangs from.
-        return [self.probe(e, first.confidence, r) for e, (_, r) in ranked]
+        return [self.probe(e, first.confidence, r) for e, _, r in ranked]
 
     def probe(self, entity: int, confidence: float, relation: int) -> Probe:
         """The re-query for one bridge: the question followed by the bridge's name."""

@@ -73,8 +73,12 @@ class EntityLinker:
                 self.unspaced.append((key, index))
         self.keys = list(self.by_key)
 
-    def link(self, question: str) -> list[EntityMatch]:
-        """Entities named in the question, longest non-overlapping matches first."""
+    def link(self, question: str, whole: bool = True) -> list[EntityMatch]:
+        """Entities named in the question, longest non-overlapping matches first.
+
+        With `whole=False` the text as a whole is not matched: used to find the entities
+        named inside an entity's own name.
+        """
         words = [(m.start(), m.end(), match_key(m.group())) for m in _WORD.finditer(question)]
         # In a cased question, a name has a capitalized word or a number in it: this keeps
         # common nouns that are also entities ("president", "river") out of the seeds.
@@ -84,6 +88,8 @@ class EntityLinker:
         covered: set[int] = set()
         fuzzy_candidates: list[tuple[int, int]] = []
         for size in range(min(_MAX_NGRAM, len(words)), 0, -1):
+            if not whole and size == len(words):
+                continue
             for start in range(len(words) - size + 1):
                 span = range(start, start + size)
                 if covered.intersection(span):

@@ -199,12 +199,7 @@ class Retriever:
             finder = bridge.BridgeFinder(self.graph, question, linked)
             probes = finder.bridges(scores)
             if probes:
-                first = probes[0]
-                around = self.graph.relations_of(np.array([first.entity])).tolist()
-                chain_scores = {r: scores[r] for r in around if r in scores}
-                chain_scores.update(
-                    self.search.score_relations(qvec, [r for r in around if r not in scores]))
-                probes += finder.chain(first, chain_scores, {p.entity for p in probes})
+                probes += self._chain(question, qvec, finder, probes, scores)
         with clock.stage("embed_probes"):
             vectors = np.vstack([qvec, self.embedder.embed([p.text for p in probes])])
         pool = max(top_k, rank.POOL)
@@ -226,6 +221,38 @@ class Retriever:
                      for p in probes]
         notes = [] if probes else ["no bridge entity found; dense + lexical ranking only"]
         return Retrieval(question, "default", passages, relations=relations, notes=notes)
+
+    def _chain(self, question: str, qvec: np.ndarray, finder: bridge.BridgeFinder,
+               probes: list[bridge.Probe], scores: dict[int, float]) -> list[bridge.Probe]:
+        """Third-hop probes: neighbours of the best bridge, ranked by path score."""
+        first = probes[0]
+        around = self.graph.relations_of(np.array([first.entity])).tolist()
+        inner = [first.entity]
+        if around == [first.relation]:  # a dead end: go on from the names inside its name
+            inner = self._and_inner(first.entity)
+            around = self.graph.relations_of(np.array(inner)).tolist()
+        scores.update(self.search.score_relations(qvec, [r for r in around if r not in scores]))
+        candidates = finder.chain_candidates(first, {r: scores[r] for r in around},
+                                             {p.entity for p in probes}, set(inner))
+        onward_rels = {c[0]: [r for r in self.graph.relations_of(np.array([c[0]])).tolist()
+                              if r != c[2]] for c in candidates}
+        missing = sorted({r for rels in onward_rels.values() for r in rels} - scores.keys())
+        scores.update(self.search.score_relations(qvec, missing))
+        onward = {e: max((scores[r] for r in rels), default=0.0)
+                  for e, rels in onward_rels.items()}
+        return finder.chain(first, candidates, onward)
+
+    def _and_inner(self, entity: int) -> list[int]:
+        """An entity and the entities named inside its name.
+
+        Extracted names vary: "Johann Bernoulli's influence" is its own node, with one
+        relation, while the facts are on "Johann Bernoulli". Walking on from both lets a
+        third hop start from a bridge that was found under a longer name. Used only for
+        dead ends: for a bridge with relations of its own, inner names are usually other
+        things ("Mississippi" inside "Mississippi River").
+        """
+        inner = {m.index for m in self.linker.link(self.graph.entity_names[entity], whole=False)}
+        return sorted(inner | {entity})
 
     def _evidence(self, probe: bridge.Probe | None) -> list[str]:
         """The relation that led to a passage's best probe, as shown to users."""
