@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
-
 from conftest import BERNOULLI, need
+
 from hopgraph.graph import KnowledgeGraph, expand_by_powers
 from hopgraph.identity import entity_id, relation_id, relation_text
 from hopgraph.loaders import load_file

@@ -2,8 +2,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import BERNOULLI, CountingEmbedder, need
+
 from hopgraph.identity import entity_id, passage_id, relation_id
 
 

@@ -2,8 +2,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import BERNOULLI, MUSIQUE, need
+
 from hopgraph.loaders import InputError, load_file
 
 

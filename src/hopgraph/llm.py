@@ -1,0 +1,321 @@
+"""The LLM client: chat completions from any OpenAI-compatible server, with retries and a cache.
+
+The only module that talks to a chat model. Works with OpenAI, Ollama, vLLM and llama.cpp
+(anything serving /v1/chat/completions). Replies are cached on disk in SQLite, keyed by
+(model, messages, json_mode, temperature), so a repeated call makes no request. Streamed
+answers are cached too, once the stream has finished: a repeat replays the text as one chunk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, TypeVar
+
+import openai
+
+log = logging.getLogger(__name__)
+
+DEFAULT_CACHE = ".hopgraph-cache/llm.sqlite"
+_CACHE_OFF = ("", "off", "none", "0", "false")
+_ENV = {"model": "HOPGRAPH_LLM_MODEL", "base_url": "HOPGRAPH_LLM_BASE_URL",
+        "api_key": "OPENAI_API_KEY", "timeout": "HOPGRAPH_LLM_TIMEOUT",
+        "cache_path": "HOPGRAPH_LLM_CACHE"}
+_T = TypeVar("_T")
+Messages = list[dict[str, Any]]
+
+
+class LLMError(RuntimeError):
+    """The LLM could not be reached or did not give a usable reply (after any retries)."""
+
+
+@dataclass
+class LLMSettings:
+    """Which chat model to call, where, and how patiently."""
+
+    model: str | None = None
+    base_url: str | None = None  # None: the SDK's default (api.openai.com)
+    api_key: str | None = None
+    timeout: float = 60.0  # seconds per HTTP request (per read, when streaming)
+    max_retries: int = 4  # extra attempts after the first, on 429 / 5xx / timeouts
+    concurrency: int = 4  # parallel requests in complete_many
+    cache_path: str | None = DEFAULT_CACHE  # None (or "off") disables the cache
+    temperature: float = 0.0
+    retry_base_delay: float = 0.5  # first backoff; doubles per attempt, plus jitter
+    retry_max_delay: float = 30.0
+
+    def __post_init__(self) -> None:
+        self.timeout = float(self.timeout)
+        self.max_retries = int(self.max_retries)
+        self.concurrency = max(1, int(self.concurrency))
+        if self.cache_path is not None and str(self.cache_path).strip().lower() in _CACHE_OFF:
+            self.cache_path = None
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMSettings:
+        """Settings from HOPGRAPH_LLM_{MODEL,BASE_URL,TIMEOUT,CACHE}, OPENAI_API_KEY, overrides."""
+        values: dict[str, Any] = {k: os.environ[v] for k, v in _ENV.items() if v in os.environ}
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @property
+    def configured(self) -> bool:
+        """True when a model is set, i.e. the LLM path can be used."""
+        return bool(self.model)
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One reply: its text, the tokens it cost (0 when cached) and whether it came from cache."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached: bool = False
+
+
+@dataclass
+class Usage:
+    """Running totals for one client; safe to update from many threads."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    requests: int = 0  # HTTP requests sent, retries included
+    cache_hits: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, prompt_tokens: int = 0, completion_tokens: int = 0, requests: int = 0,
+            cache_hits: int = 0) -> None:
+        """Add to the totals atomically."""
+        with self._lock:
+            self.prompt_tokens += prompt_tokens
+            self.completion_tokens += completion_tokens
+            self.requests += requests
+            self.cache_hits += cache_hits
+
+    def as_dict(self) -> dict[str, int]:
+        """The totals as a plain dict (a consistent snapshot)."""
+        with self._lock:
+            return {f.name: getattr(self, f.name) for f in fields(self) if f.name[0] != "_"}
+
+
+class _ReplyCache:
+    """Completed reply texts in one SQLite file; one connection guarded by a lock."""
+
+    def __init__(self, path: str) -> None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False)
+        with self._lock, self._db:
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS replies "
+                "(key TEXT PRIMARY KEY, model TEXT, text TEXT, created REAL)"
+            )
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT text FROM replies WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def put(self, key: str, model: str, text: str) -> None:
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
+                             (key, model, text, time.time()))
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _retry_reason(exc: Exception) -> str | None:
+    """Why `exc` is worth retrying (timeouts, connection errors, 408/429/5xx), else None."""
+    if isinstance(exc, openai.APITimeoutError):
+        return "request timed out"
+    if isinstance(exc, openai.APIConnectionError):
+        return "could not connect"
+    if isinstance(exc, openai.APIStatusError) and (
+        exc.status_code in (408, 429) or exc.status_code >= 500
+    ):
+        return f"HTTP {exc.status_code}"
+    return None
+
+
+def _retry_after(exc: Exception) -> float:
+    """Seconds the server asked us to wait (a numeric Retry-After header), else 0."""
+    response = getattr(exc, "response", None)
+    try:
+        return float(response.headers.get("retry-after", 0)) if response is not None else 0.0
+    except ValueError:  # an HTTP date: rare from LLM servers; our own backoff applies
+        return 0.0
+
+
+class LLMClient:
+    """Chat completions with explicit retries, an on-disk cache and usage totals."""
+
+    def __init__(self, settings: LLMSettings) -> None:
+        if not settings.configured:
+            raise LLMError("no LLM model configured: set HOPGRAPH_LLM_MODEL (and "
+                           "HOPGRAPH_LLM_BASE_URL for a local server such as Ollama or vLLM)")
+        self.settings = settings
+        self.usage = Usage()
+        # Retries are ours (see _with_retries), so the SDK must not retry on its own.
+        self._client = openai.OpenAI(
+            base_url=settings.base_url, api_key=settings.api_key or "unset",
+            timeout=settings.timeout, max_retries=0,
+        )
+        self.base_url = str(self._client.base_url).rstrip("/")
+        self._cache = _ReplyCache(settings.cache_path) if settings.cache_path else None
+
+    def close(self) -> None:
+        """Close the HTTP client and the cache file."""
+        self._client.close()
+        if self._cache is not None:
+            self._cache.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def cache_key(self, messages: Messages, json_mode: bool = False) -> str:
+        """The cache key of a request: sha256 of model, messages, json_mode and temperature."""
+        payload = [self.settings.model, messages, json_mode, self.settings.temperature]
+        raw = json.dumps(payload, sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+    def complete(self, messages: Messages, json_mode: bool = False) -> Completion:
+        """One chat completion, from the cache when this exact request was answered before."""
+        key = self.cache_key(messages, json_mode)
+        cached = self._cached(key)
+        if cached is not None:
+            return Completion(cached, cached=True)
+        extra: dict[str, Any] = {"response_format": {"type": "json_object"}} if json_mode else {}
+
+        def call() -> Completion:
+            reply = self._client.chat.completions.create(
+                model=self.settings.model, messages=messages,
+                temperature=self.settings.temperature, **extra,
+            )
+            if not reply.choices:
+                raise LLMError("the reply has no choices")
+            usage = reply.usage
+            return Completion(reply.choices[0].message.content or "",
+                              usage.prompt_tokens if usage else 0,
+                              usage.completion_tokens if usage else 0)
+
+        result = self._with_retries("chat completion", call)
+        self.usage.add(result.prompt_tokens, result.completion_tokens)
+        if self._cache is not None:
+            self._cache.put(key, self.settings.model or "", result.text)
+        return result
+
+    def complete_many(self, requests: list[Messages], json_mode: bool = False
+                      ) -> list[Completion]:
+        """Completions for many requests, in order, at most `settings.concurrency` at a time."""
+        if not requests:
+            return []
+        workers = min(self.settings.concurrency, len(requests))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hopgraph-llm") as pool:
+            return list(pool.map(lambda m: self.complete(m, json_mode), requests))
+
+    def stream(self, messages: Messages) -> Iterator[str]:
+        """Yield the reply's text as it arrives; cached once complete (replayed as one chunk).
+
+        Failures before the first chunk are retried like `complete`; a failure mid-stream
+        raises LLMError at once, since the caller has already seen part of the text.
+        """
+        key = self.cache_key(messages)
+        cached = self._cached(key)
+        if cached is not None:
+            yield cached
+            return
+
+        def open_stream() -> tuple[Any, Iterator[Any], Any]:
+            response = self._client.chat.completions.create(
+                model=self.settings.model, messages=messages,
+                temperature=self.settings.temperature, stream=True,
+                stream_options={"include_usage": True},
+            )
+            chunks = iter(response)
+            return response, chunks, next(chunks, None)  # first chunk proves the stream is up
+
+        response, chunks, chunk = self._with_retries("streamed chat completion", open_stream)
+        parts: list[str] = []
+        try:
+            while chunk is not None:
+                if chunk.usage is not None:
+                    self.usage.add(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+                piece = chunk.choices[0].delta.content if chunk.choices else None
+                if piece:
+                    parts.append(piece)
+                    yield piece
+                try:
+                    chunk = next(chunks, None)
+                except Exception as exc:  # SDK or transport error, mid-stream: not retryable
+                    raise self._error("streamed chat completion",
+                                      f"stream broke off: {exc}") from exc
+        finally:
+            response.close()
+        if self._cache is not None:
+            self._cache.put(key, self.settings.model or "", "".join(parts))
+
+    def _cached(self, key: str) -> str | None:
+        text = self._cache.get(key) if self._cache is not None else None
+        if text is not None:
+            self.usage.add(cache_hits=1)
+            log.debug("LLM cache hit %s", key[:12])
+        return text
+
+    def _with_retries(self, what: str, call: Callable[[], _T]) -> _T:
+        """Run `call`, retrying retryable failures with exponential backoff plus jitter."""
+        attempts = self.settings.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            self.usage.add(requests=1)
+            try:
+                return call()
+            except LLMError as exc:
+                raise self._error(what, str(exc)) from exc
+            except Exception as exc:  # the SDK raises many types; all mean "no reply"
+                reason = _retry_reason(exc)
+                if reason is None:
+                    raise self._error(what, f"{type(exc).__name__}: {exc}") from exc
+                if attempt == attempts:
+                    raise self._error(what, f"{reason} ({attempts} attempts)") from exc
+                backoff = self.settings.retry_base_delay * 2 ** (attempt - 1)
+                delay = min(self.settings.retry_max_delay, max(backoff, _retry_after(exc)))
+                delay += random.uniform(0, self.settings.retry_base_delay)
+                log.warning("%s to %s: %s; retry %d/%d in %.2fs", what, self.settings.model,
+                            reason, attempt, attempts - 1, delay)
+                time.sleep(delay)
+        raise AssertionError("unreachable")  # the loop always returns or raises
+
+    def _error(self, what: str, detail: str) -> LLMError:
+        return LLMError(f"{what} with model {self.settings.model!r} at {self.base_url} failed: "
+                        f"{detail} (check HOPGRAPH_LLM_MODEL, HOPGRAPH_LLM_BASE_URL, "
+                        "OPENAI_API_KEY)")
+
+
+def parse_json_reply(text: str) -> dict[str, Any] | None:
+    """The JSON object in an LLM reply: bare, in ```json fences, or embedded in prose."""
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    return None

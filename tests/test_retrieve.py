@@ -1,0 +1,99 @@
+import numpy as np
+import pytest
+
+from conftest import QUESTION
+from hopgraph import GraphRAG
+from hopgraph.retrieve import METHODS
+from hopgraph.search import MemorySearcher, MilvusSearcher, make_searcher
+
+EULER = "Leonhard Euler (1707"
+DANIEL = "Daniel Bernoulli (1700"
+
+
+def starts(result) -> list[str]:
+    return [next((k for k in (EULER, DANIEL) if p.text.startswith(k)), p.text[:30])
+            for p in result.passages]
+
+
+def test_bernoulli_graph_top2_is_euler_and_daniel_without_llm_or_entities(
+        bernoulli: GraphRAG) -> None:
+    graph = bernoulli.retrieve(QUESTION, top_k=2)
+    naive = bernoulli.naive(QUESTION, top_k=2)
+    assert sorted(starts(graph)) == sorted([DANIEL, EULER])
+    assert not any(p.text.startswith(DANIEL) for p in naive.passages)
+    assert any(p.text.startswith(EULER) for p in naive.passages)
+    # it explains itself: entities found, relations that led there, timings
+    assert [e["name"] for e in graph.entities] == ["Euler"]
+    daniel = next(p for p in graph.passages if p.text.startswith(DANIEL))
+    assert any("Daniel Bernoulli" in r for r in daniel.relations)
+    assert graph.timings_ms["total"] > 0 and "embed_question" in graph.timings_ms
+    assert graph.passages[0].score >= graph.passages[1].score
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_runs_on_bernoulli(bernoulli: GraphRAG, method: str) -> None:
+    result = bernoulli.retrieve(QUESTION, top_k=3, method=method)
+    assert result.method == method
+    assert 1 <= len(result.passages) <= 3
+    assert all(p.text for p in result.passages)
+    assert len({p.id for p in result.passages}) == len(result.passages)
+    scores = [p.score for p in result.passages]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_given_entities_and_degree(bernoulli: GraphRAG) -> None:
+    given = bernoulli.retrieve(QUESTION, top_k=2, entities=["euler"], method="seed")
+    assert [e["name"] for e in given.entities] == ["Euler"]
+    wide = bernoulli.retrieve(QUESTION, top_k=4, degree=2, method="seed")
+    assert len(wide.passages) == 4
+
+
+def test_bad_arguments_are_clear_errors(bernoulli: GraphRAG) -> None:
+    with pytest.raises(ValueError, match="unknown method"):
+        bernoulli.retrieve(QUESTION, method="magic")
+    with pytest.raises(ValueError, match="empty"):
+        bernoulli.retrieve("   ")
+    with pytest.raises(ValueError, match="top_k"):
+        bernoulli.retrieve(QUESTION, top_k=0)
+
+
+def test_memory_mirror_and_milvus_search_agree(bernoulli: GraphRAG) -> None:
+    memory = make_searcher(bernoulli.store, bernoulli.graph, memory_limit=1000)
+    milvus = make_searcher(bernoulli.store, bernoulli.graph, memory_limit=0)
+    assert isinstance(memory, MemorySearcher) and isinstance(milvus, MilvusSearcher)
+    qvec = bernoulli.embedder.embed([QUESTION])
+    for a, b in ((memory.relations(qvec, 5)[0], milvus.relations(qvec, 5)[0]),
+                 (memory.passages(qvec, 4)[0], milvus.passages(qvec, 4)[0])):
+        assert list(a) == list(b)
+        assert np.allclose(list(a.values()), list(b.values()), atol=1e-4)
+    some = [0, 3, 7]
+    ma, mb = memory.score_relations(qvec, some), milvus.score_relations(qvec, some)
+    assert ma.keys() == mb.keys()
+    assert np.allclose([ma[r] for r in some], [mb[r] for r in some], atol=1e-4)
+    assert memory.texts([next(iter(a))]) == milvus.texts([next(iter(a))])
+    # BM25: Milvus full-text search on Milvus Lite, the local index in the mirror
+    assert milvus.lexical_backend == "milvus"
+    top_milvus = milvus.lexical(["Daniel Bernoulli fluid dynamics"], 1)[0][0].id
+    top_local = memory.lexical(["Daniel Bernoulli fluid dynamics"], 1)[0][0].id
+    assert top_milvus == top_local
+
+
+def test_default_method_through_milvus_search(bernoulli: GraphRAG) -> None:
+    rag = bernoulli
+    rag.settings.memory_limit = 0
+    rag._retriever = None
+    try:
+        result = rag.retrieve(QUESTION, top_k=2)
+        assert sorted(starts(result)) == sorted([DANIEL, EULER])
+    finally:
+        rag.settings.memory_limit = 500_000
+        rag._retriever = None
+
+
+def test_retriever_sees_passages_added_later(bernoulli: GraphRAG) -> None:
+    before = bernoulli.retrieve("Who discovered the Zorblax comet?", top_k=1)
+    assert "Zorblax" not in before.passages[0].text
+    bernoulli.add([{"passage": "The Zorblax comet was discovered by Ada Quill in 1901.",
+                    "triplets": [["Zorblax comet", "was discovered by", "Ada Quill"]]}])
+    after = bernoulli.retrieve("Who discovered the Zorblax comet?", top_k=1)
+    assert "Zorblax" in after.passages[0].text
