@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
-
 from conftest import QUESTION
+
 from hopgraph import GraphRAG
-from hopgraph.retrieve import METHODS
+from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.search import MemorySearcher, MilvusSearcher, make_searcher
 
 EULER = "Leonhard Euler (1707"
@@ -30,7 +30,7 @@ def test_bernoulli_graph_top2_is_euler_and_daniel_without_llm_or_entities(
     assert graph.passages[0].score >= graph.passages[1].score
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", OFFLINE_METHODS)
 def test_every_method_runs_on_bernoulli(bernoulli: GraphRAG, method: str) -> None:
     result = bernoulli.retrieve(QUESTION, top_k=3, method=method)
     assert result.method == method

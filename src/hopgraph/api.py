@@ -12,6 +12,7 @@ from hopgraph.config import Settings
 from hopgraph.embed import Embedder, make_embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import Ingestor, IngestSummary, Progress
+from hopgraph.llm import LLMClient
 from hopgraph.loaders import load_file
 from hopgraph.records import PassageRecord, Triplet
 from hopgraph.retrieve import Retrieval, Retriever
@@ -37,7 +38,7 @@ class GraphRAG:
     def __init__(
         self, uri: str | None = None, graph: str | None = None, token: str | None = None,
         embedder: str | Embedder | None = None, create: bool = True,
-        memory_limit: int | None = None,
+        memory_limit: int | None = None, llm: LLMClient | None = None,
     ) -> None:
         spec = embedder if isinstance(embedder, str) or embedder is None else None
         self.settings = Settings.load(uri=uri, graph=graph, token=token, embedder=spec,
@@ -47,6 +48,7 @@ class GraphRAG:
         self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token)
         self.store.open(self.embedder.name, self.embedder.dim, create=create)
         self.graph = self._load_graph()
+        self.llm = llm  # enables method "llm"; the caller owns and closes it
         self._retriever: Retriever | None = None
 
     def _load_graph(self) -> KnowledgeGraph:
@@ -67,7 +69,8 @@ class GraphRAG:
         """The query pipeline over the current graph (rebuilt after ingestion)."""
         if self._retriever is None:
             searcher = make_searcher(self.store, self.graph, self.settings.memory_limit)
-            self._retriever = Retriever(self.store, self.graph, self.embedder, searcher)
+            self._retriever = Retriever(self.store, self.graph, self.embedder, searcher,
+                                        self.llm)
         return self._retriever
 
     def add(self, items: Iterable[PassageRecord | dict[str, Any]],

@@ -13,18 +13,39 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+from hopgraph.answer import stream_answer
 from hopgraph.api import GraphRAG
 from hopgraph.embed import EmbedderError
+from hopgraph.llm import LLMClient, LLMError, LLMSettings
 from hopgraph.loaders import InputError
 from hopgraph.retrieve import METHODS, Retrieval
 from hopgraph.store import StoreError
 
-_EXPECTED_ERRORS = (InputError, StoreError, EmbedderError, ValueError, FileNotFoundError)
+_EXPECTED_ERRORS = (InputError, StoreError, EmbedderError, LLMError, ValueError,
+                    FileNotFoundError)
+NO_LLM_HELP = (
+    "An LLM is needed to write the answer, and none is configured. Point hopgraph at any "
+    "OpenAI-compatible server:\n"
+    "  OpenAI:  export OPENAI_API_KEY=sk-...; export HOPGRAPH_LLM_MODEL=gpt-4o-mini\n"
+    "  Ollama:  export HOPGRAPH_LLM_MODEL=llama3.1 "
+    "HOPGRAPH_LLM_BASE_URL=http://localhost:11434/v1\n"
+    "  or pass --llm MODEL [--llm-base-url URL]. The retrieved evidence is shown above."
+)
 
 
-def _open(args: argparse.Namespace, create: bool = True) -> GraphRAG:
+def _llm_client(args: argparse.Namespace) -> LLMClient | None:
+    """The LLM client the arguments and HOPGRAPH_LLM_* ask for, or None (offline)."""
+    if getattr(args, "no_llm", False):
+        return None
+    settings = LLMSettings.from_env(model=getattr(args, "llm", None),
+                                    base_url=getattr(args, "llm_base_url", None))
+    return LLMClient(settings) if settings.configured else None
+
+
+def _open(args: argparse.Namespace, create: bool = True, llm: LLMClient | None = None
+          ) -> GraphRAG:
     return GraphRAG(uri=args.uri, graph=args.graph, token=args.token, embedder=args.embedder,
-                    create=create)
+                    create=create, llm=llm)
 
 
 # --- ingest --------------------------------------------------------------------------------
@@ -48,9 +69,53 @@ class _Bars:
             bar.close()
 
 
+def _extract(args: argparse.Namespace) -> tuple[list[Any], list[Any]] | None:
+    """Raw documents → chunks → LLM triplets; None after a dry run."""
+    from tqdm import tqdm
+
+    from hopgraph.extract import chunk_documents, estimate, extract_records, read_documents
+
+    problems: list[Any] = []
+    docs = read_documents(args.files, problems)
+    chunks = chunk_documents(docs, chunk_tokens=args.chunk_tokens,
+                             overlap_tokens=args.overlap_tokens)
+    if args.dry_run:
+        guess = estimate(chunks)
+        print(f"{len(docs)} documents, {guess.chunks} chunks of <= {args.chunk_tokens} tokens "
+              f"({args.overlap_tokens} overlap)\nestimated prompt tokens: {guess.prompt_tokens} "
+              f"(largest prompt {guess.max_prompt_tokens}; counted with the MiniLM tokenizer, "
+              "so close to, not equal to, the LLM's count); no LLM call made")
+        for problem in problems:
+            print(f"skipped {problem.where}: {problem.what}", file=sys.stderr)
+        return None
+    llm = _llm_client(args)
+    if llm is None:
+        raise ValueError("--extract needs an LLM to extract triplets.\n" + NO_LLM_HELP.split(
+            "\n", 1)[1].replace(" The retrieved evidence is shown above.", ""))
+    with llm, tqdm(total=len(chunks), desc="extract", unit="chunk", file=sys.stderr,
+                   disable=args.quiet) as bar:
+        report = extract_records(llm, chunks, progress=bar.update)
+        usage = llm.usage.as_dict()
+    print(f"extracted {report.triplets} triplets from {len(chunks)} chunks of {len(docs)} "
+          f"documents ({report.cached} chunks from cache, {report.chunks_failed} failed, "
+          f"{report.triplets_skipped} malformed triplets skipped); LLM " +
+          ", ".join(f"{k} {v}" for k, v in usage.items()), file=sys.stderr)
+    return report.records, problems + report.problems
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
+    extracted = None
+    if args.extract:
+        extracted = _extract(args)
+        if extracted is None:
+            return 0
     with _open(args) as rag:
-        summary = rag.add_files(args.files, progress=None if args.quiet else _Bars())
+        bars = None if args.quiet else _Bars()
+        if extracted is not None:
+            summary = rag.add(extracted[0], progress=bars)
+            summary.problems[:0] = extracted[1]
+        else:
+            summary = rag.add_files(args.files, progress=bars)
     if args.json:
         print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
         return 0
@@ -128,18 +193,75 @@ def _query_json(graph: Retrieval, naive: Retrieval) -> dict[str, Any]:
         "timings_ms": graph.timings_ms,
         "naive_timings_ms": naive.timings_ms,
         "notes": graph.notes,
+        "llm": graph.llm,
     }
 
 
+def _method(args: argparse.Namespace, llm: LLMClient | None) -> str:
+    return args.method or ("llm" if llm is not None else "default")
+
+
 def cmd_query(args: argparse.Namespace) -> int:
-    with _open(args, create=False) as rag:
-        graph = rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
-                             entities=args.entity, method=args.method)
-        naive = rag.naive(args.question, top_k=args.top_k)
+    llm = _llm_client(args)
+    try:
+        with _open(args, create=False, llm=llm) as rag:
+            graph = rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
+                                 entities=args.entity, method=_method(args, llm))
+            naive = rag.naive(args.question, top_k=args.top_k)
+    finally:
+        if llm is not None:
+            llm.close()
     if args.json:
         print(json.dumps(_query_json(graph, naive), ensure_ascii=False, indent=2))
     else:
         _print_query(graph, naive)
+    return 0
+
+
+# --- ask ----------------------------------------------------------------------------------------
+
+def _print_evidence(title: str, result: Retrieval) -> None:
+    print(f"{title} ({result.method}):")
+    for i, p in enumerate(result.passages, start=1):
+        print(f"  [{i}] {_short(p.text, 160)}")
+        for relation in p.relations[:2]:
+            print(f"      via: {relation}")
+    for note in result.notes:
+        print(f"  note: {note}")
+
+
+def _stream(label: str, llm: LLMClient, question: str, result: Retrieval) -> None:
+    print(f"\n{label}: ", end="", flush=True)
+    try:
+        for chunk in stream_answer(llm, question, [p.text for p in result.passages]):
+            print(chunk, end="", flush=True)
+        print()
+    except LLMError as exc:
+        print(f"\n  (no answer: {exc})")
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    llm = _llm_client(args)
+    try:
+        with _open(args, create=False, llm=llm) as rag:
+            graph = rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
+                                 entities=args.entity, method=_method(args, llm))
+            naive = rag.naive(args.question, top_k=args.top_k) if args.compare else None
+        print(f"Q: {args.question}\n")
+        _print_evidence("Graph evidence", graph)
+        if naive is not None:
+            _print_evidence("\nNaive evidence", naive)
+        if llm is None:
+            print("\n" + NO_LLM_HELP)
+            return 0
+        _stream("Graph answer", llm, args.question, graph)
+        if naive is not None:
+            _stream("Naive answer", llm, args.question, naive)
+        usage = llm.usage.as_dict()
+        print(f"\nLLM {llm.settings.model}: " + ", ".join(f"{k} {v}" for k, v in usage.items()))
+    finally:
+        if llm is not None:
+            llm.close()
     return 0
 
 
@@ -263,26 +385,55 @@ def build_parser() -> argparse.ArgumentParser:
                         "'openai:MODEL' [env HOPGRAPH_EMBEDDER]")
     common.add_argument("-v", "--verbose", action="store_true", help="log progress details")
 
+    llm_options = argparse.ArgumentParser(add_help=False)
+    llm_options.add_argument("--llm", metavar="MODEL", help="chat model of an OpenAI-compatible "
+                             "server [env HOPGRAPH_LLM_MODEL]; none: offline")
+    llm_options.add_argument("--llm-base-url", metavar="URL", help="its base URL, e.g. "
+                             "http://localhost:11434/v1 for Ollama [env HOPGRAPH_LLM_BASE_URL]")
+    llm_options.add_argument("--no-llm", action="store_true",
+                             help="offline path even when an LLM is configured")
+
     parser = argparse.ArgumentParser(prog="hopgraph", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("ingest", parents=[common], help="ingest passage/triplet files")
-    p.add_argument("files", nargs="+", help="JSON, JSONL or HippoRAG OpenIE files")
+    p = sub.add_parser("ingest", parents=[common, llm_options],
+                       help="ingest passage/triplet files, or raw text with --extract")
+    p.add_argument("files", nargs="+", help="JSON, JSONL or HippoRAG OpenIE files; with "
+                   "--extract: .txt, .md, .pdf files or folders of them")
+    p.add_argument("--extract", action="store_true",
+                   help="raw documents: chunk them and extract triplets with the LLM")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --extract: print chunks and estimated tokens, call nothing")
+    p.add_argument("--chunk-tokens", type=int, default=512, help="chunk size (512)")
+    p.add_argument("--overlap-tokens", type=int, default=64, help="chunk overlap (64)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--show-problems", type=int, default=10, metavar="N",
                    help="list the first N skipped rows/triplets (default 10)")
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("query", parents=[common], help="retrieve passages for a question")
+    p = sub.add_parser("query", parents=[common, llm_options],
+                       help="retrieve passages for a question")
     p.add_argument("question")
     p.add_argument("--top-k", type=int, default=5, help="passages to return (default 5)")
     p.add_argument("--degree", type=int, default=1, help="expansion degree (default 1)")
     p.add_argument("--entity", action="append", metavar="E",
                    help="query entity (repeatable); default: linked from the question")
-    p.add_argument("--method", choices=METHODS, default="default", help="retrieval method")
+    p.add_argument("--method", choices=METHODS,
+                   help="retrieval method (default: llm when an LLM is configured, else default)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_query)
+
+    p = sub.add_parser("ask", parents=[common, llm_options],
+                       help="answer a question with citations (needs an LLM)")
+    p.add_argument("question")
+    p.add_argument("--compare", action="store_true", help="also answer from naive retrieval")
+    p.add_argument("--top-k", type=int, default=3, help="passages given to the answer (3)")
+    p.add_argument("--degree", type=int, default=1, help="expansion degree (default 1)")
+    p.add_argument("--entity", action="append", metavar="E", help="query entity (repeatable)")
+    p.add_argument("--method", choices=METHODS,
+                   help="retrieval method (default: llm when an LLM is configured, else default)")
+    p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("stats", parents=[common], help="row counts of a graph")
     p.add_argument("--json", action="store_true")

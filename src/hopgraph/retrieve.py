@@ -5,6 +5,11 @@ Methods (all LLM-free):
 - ``naive_lexical``: dense plus a BM25 term;
 - ``seed``: the reference method with the LLM rerank replaced by question–relation cosine;
 - ``default``: graph-guided re-query through bridge entities (see `hopgraph.bridge`).
+
+With an LLM client, ``llm`` follows the reference method: LLM query entities, expansion,
+one LLM rerank of the candidates (shown in the offline ranking's order), passages from the
+chosen relations filled up from the offline ranking; any LLM failure falls back to the
+offline ranking and says so in ``notes`` and ``llm["fallback"]``.
 """
 
 from __future__ import annotations
@@ -16,14 +21,16 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
-from hopgraph import bridge, rank
+from hopgraph import bridge, llmrank, rank
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.link import EntityLinker, EntityMatch
+from hopgraph.llm import LLMClient
 from hopgraph.search import Searcher
 from hopgraph.store import MilvusStore
 
-METHODS = ("default", "naive", "naive_lexical", "seed")
+OFFLINE_METHODS = ("default", "naive", "naive_lexical", "seed")
+METHODS = (*OFFLINE_METHODS, "llm")
 
 
 @dataclass
@@ -56,6 +63,7 @@ class Retrieval:
     relations: list[RelationHit] = field(default_factory=list)
     timings_ms: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    llm: dict[str, object] | None = None  # what the LLM did, when one was used
 
     def as_dict(self) -> dict[str, object]:
         """Plain-JSON view."""
@@ -79,11 +87,12 @@ class Retriever:
     """Runs the retrieval methods over one stored graph."""
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
-                 searcher: Searcher) -> None:
+                 searcher: Searcher, llm: LLMClient | None = None) -> None:
         self.store = store
         self.graph = graph
         self.embedder = embedder
         self.search = searcher
+        self.llm = llm
         self._linker: EntityLinker | None = None
 
     @property
@@ -102,12 +111,16 @@ class Retriever:
             raise ValueError("the question is empty")
         if top_k < 1:
             raise ValueError(f"top_k must be >= 1, got {top_k}")
+        if method == "llm" and self.llm is None:
+            raise ValueError("method 'llm' needs an LLM: set HOPGRAPH_LLM_MODEL or pass --llm")
         clock = _Clock()
         started = time.perf_counter()
         with clock.stage("embed_question"):
             qvec = self.embedder.embed([question])
         if method in ("naive", "naive_lexical"):
             result = self._naive(question, qvec, top_k, clock, lexical=method == "naive_lexical")
+        elif method == "llm":
+            result = self._llm(question, qvec, top_k, degree, entities, clock)
         else:
             with clock.stage("link_entities"):
                 matches = self._query_entities(question, entities)
@@ -115,10 +128,7 @@ class Retriever:
                 result = self._seed(question, qvec, matches, top_k, degree, clock)
             else:
                 result = self._default(question, qvec, matches, top_k, degree, clock)
-            result.entities = [
-                {"name": m.name, "matched": m.matched, "how": m.how, "score": round(m.score, 3)}
-                for m in matches
-            ]
+            result.entities = _entity_dicts(matches)
         with clock.stage("fetch_passages"):
             self._fill_texts(result.passages)
         clock.ms["total"] = (time.perf_counter() - started) * 1000
@@ -154,11 +164,11 @@ class Retriever:
         return Retrieval(question, method, [PassageHit(pid, "", s) for pid, s in best])
 
     def _seed_relations(self, qvec: np.ndarray, matches: list[EntityMatch], degree: int,
-                        clock: _Clock) -> np.ndarray:
+                        clock: _Clock, extra_names: list[str] | None = None) -> np.ndarray:
         """SPEC steps 4-6: entity and relation search, then expansion around them."""
         with clock.stage("search_graph"):
             seed_entities = sorted({m.index for m in matches})
-            names = [self.graph.entity_names[i] for i in seed_entities]
+            names = [self.graph.entity_names[i] for i in seed_entities] + (extra_names or [])
             if names:
                 for hits in self.search.entities(self.embedder.embed(names), rank.ENTITY_TOP_K):
                     seed_entities.extend(e for e, score in hits.items()
@@ -254,9 +264,80 @@ class Retriever:
         inner = {m.index for m in self.linker.link(self.graph.entity_names[entity], whole=False)}
         return sorted(inner | {entity})
 
+    def _llm(self, question: str, qvec: np.ndarray, top_k: int, degree: int,
+             given: list[str] | None, clock: _Clock) -> Retrieval:
+        assert self.llm is not None
+        notes: list[str] = []
+        info: dict[str, object] = {"model": self.llm.settings.model, "fallback": None}
+        names = given
+        if not given:
+            with clock.stage("llm_entities"):
+                try:
+                    names = llmrank.query_entities(self.llm, question)
+                except llmrank.Fallback as exc:
+                    notes.append(f"{exc}; entities linked from the question instead")
+        info["entities"] = names
+        with clock.stage("link_entities"):
+            matches = self._query_entities(question, names)
+        candidates = self._seed_relations(qvec, matches, degree, clock, extra_names=names)
+        offline = self._default(question, qvec, matches, max(top_k, rank.POOL), degree, clock)
+        with clock.stage("rank"):
+            facts = self._ordered_candidates(qvec, candidates.tolist(), offline)
+        with clock.stage("llm_rerank"):
+            try:
+                choice = llmrank.choose_relations(
+                    self.llm, question, [self.graph.relations[r].text for r, _ in facts])
+            except llmrank.Fallback as exc:
+                choice = None
+                info["fallback"] = str(exc)
+                notes.append(f"LLM rerank fell back to the offline ranking: {exc}")
+        info["usage"] = self.llm.usage.as_dict()
+        if choice is None:
+            offline.passages = offline.passages[:top_k]
+            offline.method, offline.notes, offline.llm = "llm", notes + offline.notes, info
+            offline.entities = _entity_dicts(matches)
+            return offline
+        info["thought_process"] = choice.thought
+        chosen = [facts[i] for i in choice.chosen]
+        passages: dict[str, PassageHit] = {}
+        for r, score in chosen:
+            rel = self.graph.relations[r]
+            for pid in rel.passage_ids:
+                passages.setdefault(pid, PassageHit(pid, "", score)).relations.append(rel.text)
+        for hit in offline.passages:  # fill up from the offline ranking
+            passages.setdefault(hit.id, hit)
+        relations = [RelationHit(self.graph.relations[r].id, self.graph.relations[r].text, s)
+                     for r, s in chosen]
+        result = Retrieval(question, "llm", list(passages.values())[:top_k],
+                           relations=relations, notes=notes, llm=info)
+        result.entities = _entity_dicts(matches)
+        return result
+
+    def _ordered_candidates(self, qvec: np.ndarray, candidates: list[int],
+                            offline: Retrieval) -> list[tuple[int, float]]:
+        """Candidate relations in the offline ranking's order, capped for the prompt.
+
+        A relation ranks by the best offline rank of its passages (relations behind the
+        passages the offline method put first come first), then by cosine to the question.
+        """
+        rank_of = {p.id: i for i, p in enumerate(offline.passages)}
+        probe_rels = [self.graph.relation_index[r.id] for r in offline.relations]
+        pool = list(dict.fromkeys(candidates + probe_rels))
+        scores = self.search.score_relations(qvec, pool)
+        far = len(rank_of)
+        key = {r: (min((rank_of.get(p, far) for p in self.graph.relations[r].passage_ids),
+                       default=far), -scores.get(r, 0.0)) for r in pool}
+        ordered = sorted(pool, key=key.__getitem__)[: llmrank.CANDIDATE_LIMIT]
+        return [(r, scores.get(r, 0.0)) for r in ordered]
+
     def _evidence(self, probe: bridge.Probe | None) -> list[str]:
         """The relation that led to a passage's best probe, as shown to users."""
         if probe is None:
             return []
         name = self.graph.entity_names[probe.entity]
         return [f"{self.graph.relations[probe.relation].text}  (bridge: {name})"]
+
+
+def _entity_dicts(matches: list[EntityMatch]) -> list[dict[str, object]]:
+    return [{"name": m.name, "matched": m.matched, "how": m.how, "score": round(m.score, 3)}
+            for m in matches]

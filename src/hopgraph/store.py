@@ -186,7 +186,7 @@ class MilvusStore:
             from pymilvus import Function, FunctionType
         except ImportError:  # pymilvus older than 2.5
             Function = None
-        if Function is not None:
+        if Function is not None and self._server_has_bm25():
             schema = self._passage_schema(dim, analyzer=True)
             schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
             schema.add_function(
@@ -204,6 +204,15 @@ class MilvusStore:
                     self._client.drop_collection(self.passages)
         self._new_collection(self.passages, self._passage_schema(dim, analyzer=False), None)
         return False
+
+    def _server_has_bm25(self) -> bool:
+        """False for servers older than 2.5 (no full-text search); True when unsure."""
+        try:
+            version = str(self._client.get_server_version())
+        except MilvusException:
+            return True
+        found = re.match(r"v?(\d+)\.(\d+)", version)
+        return found is None or (int(found[1]), int(found[2])) >= (2, 5)
 
     def _passage_schema(self, dim: int, analyzer: bool) -> Any:
         schema = self._client.create_schema(auto_id=False, enable_dynamic_field=False)
