@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+from llm_server import FakeLLMServer
 
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
+from hopgraph.llm import LLMClient, LLMSettings
 
 DATA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
 BERNOULLI = DATA / "bernoulli" / "nano.json"
@@ -80,3 +83,32 @@ def bernoulli(tmp_path_factory: pytest.TempPathFactory, local_embedder: LocalEmb
     rag.add_files([BERNOULLI])
     yield rag
     rag.close()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeLLMServer]:
+    """A scripted OpenAI-compatible server on 127.0.0.1 for this test."""
+    with FakeLLMServer() as fake:
+        yield fake
+
+
+@pytest.fixture
+def llm_client_factory(server: FakeLLMServer, tmp_path: Path
+                       ) -> Iterator[Callable[..., LLMClient]]:
+    """Build clients against `server`, caching in this test's tmp dir; closed at teardown."""
+    made: list[LLMClient] = []
+
+    def _make(**overrides: Any) -> LLMClient:
+        values: dict[str, Any] = {
+            "model": "fake-model", "base_url": server.url, "api_key": "test-key",
+            "cache_path": str(tmp_path / "llm.sqlite"), "retry_base_delay": 0.01,
+            "max_retries": 2, "timeout": 5.0,
+        }
+        values.update(overrides)
+        client = LLMClient(LLMSettings(**values))
+        made.append(client)
+        return client
+
+    yield _make
+    for client in made:
+        client.close()

@@ -3,7 +3,6 @@
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,12 +20,6 @@ def graph_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
     subprocess.run([sys.executable, "-m", "hopgraph.cli", "ingest", str(need(BERNOULLI)),
                     "--quiet"], env=env, check=True, capture_output=True, timeout=300)
     return tmp
-
-
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        yield fake
 
 
 def ask(graph_db: Path, *args: str, llm_url: str | None = None) -> subprocess.CompletedProcess:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,36 +26,15 @@ from hopgraph.extract import (
     load_prompt,
     read_documents,
 )
-from hopgraph.llm import LLMClient, LLMSettings
 from hopgraph.loaders import InputError
 from hopgraph.records import Problem, Triplet
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def make_client(server: FakeLLMServer, tmp_path: Path) -> Iterator[Any]:
-    """Build fast-failing clients against `server`, sharing one cache file; closed at teardown."""
-    made: list[LLMClient] = []
-
-    def _make(**overrides: Any) -> LLMClient:
-        values: dict[str, Any] = {
-            "model": "fake-model", "base_url": server.url, "api_key": "test-key",
-            "cache_path": str(tmp_path / "llm.sqlite"), "retry_base_delay": 0.001,
-            "max_retries": 1, "timeout": 5.0, "concurrency": 2,
-        }
-        values.update(overrides)
-        client = LLMClient(LLMSettings(**values))
-        made.append(client)
-        return client
-
-    yield _make
-    for client in made:
-        client.close()
+def make_client(llm_client_factory: Any) -> Any:
+    """Clients against the scripted `server`; see conftest.llm_client_factory."""
+    return functools.partial(llm_client_factory, max_retries=1, retry_base_delay=0.001,
+                             concurrency=2)
 
 
 def triplets_json(*triplets: list[Any]) -> str:

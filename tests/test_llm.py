@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import openai
@@ -15,30 +13,9 @@ from hopgraph.llm import LLMClient, LLMError, LLMSettings, parse_json_reply
 
 
 @pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as srv:
-        yield srv
-
-
-@pytest.fixture
-def make_client(server: FakeLLMServer, tmp_path: Path) -> Iterator[Any]:
-    """Build clients against `server`, caching in this test's tmp dir; closed at teardown."""
-    made: list[LLMClient] = []
-
-    def _make(**overrides: Any) -> LLMClient:
-        values: dict[str, Any] = {
-            "model": "fake-model", "base_url": server.url, "api_key": "test-key",
-            "cache_path": str(tmp_path / "llm.sqlite"), "retry_base_delay": 0.01,
-            "max_retries": 2, "timeout": 5.0,
-        }
-        values.update(overrides)
-        client = LLMClient(LLMSettings(**values))
-        made.append(client)
-        return client
-
-    yield _make
-    for client in made:
-        client.close()
+def make_client(llm_client_factory: Any) -> Any:
+    """Clients against the scripted `server`; see conftest.llm_client_factory."""
+    return llm_client_factory
 
 
 def ask(text: str) -> list[dict[str, str]]:

@@ -14,12 +14,6 @@ from hopgraph.llm import LLMClient, LLMSettings
 DANIEL = "Daniel Bernoulli (1700"
 
 
-@pytest.fixture
-def server() -> Iterator[FakeLLMServer]:
-    with FakeLLMServer() as fake:
-        yield fake
-
-
 def client(server: FakeLLMServer, tmp_path: Path, timeout: float = 5.0) -> LLMClient:
     return LLMClient(LLMSettings(model="scripted", base_url=server.url, api_key="test",
                                  cache_path=str(tmp_path / "llm.sqlite"), timeout=timeout,

@@ -201,16 +201,23 @@ def _method(args: argparse.Namespace, llm: LLMClient | None) -> str:
     return args.method or ("llm" if llm is not None else "default")
 
 
+def _retrieve_both(args: argparse.Namespace, llm: LLMClient | None, naive: bool = True
+                   ) -> tuple[Retrieval, Retrieval | None]:
+    """Graph retrieval (the LLM path when `llm` is given) and, if asked, naive retrieval."""
+    with _open(args, create=False, llm=llm) as rag:
+        graph = rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
+                             entities=args.entity, method=_method(args, llm))
+        return graph, rag.naive(args.question, top_k=args.top_k) if naive else None
+
+
 def cmd_query(args: argparse.Namespace) -> int:
     llm = _llm_client(args)
     try:
-        with _open(args, create=False, llm=llm) as rag:
-            graph = rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
-                                 entities=args.entity, method=_method(args, llm))
-            naive = rag.naive(args.question, top_k=args.top_k)
+        graph, naive = _retrieve_both(args, llm)
     finally:
         if llm is not None:
             llm.close()
+    assert naive is not None
     if args.json:
         print(json.dumps(_query_json(graph, naive), ensure_ascii=False, indent=2))
     else:
@@ -243,10 +250,7 @@ def _stream(label: str, llm: LLMClient, question: str, result: Retrieval) -> Non
 def cmd_ask(args: argparse.Namespace) -> int:
     llm = _llm_client(args)
     try:
-        with _open(args, create=False, llm=llm) as rag:
-            graph = rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
-                                 entities=args.entity, method=_method(args, llm))
-            naive = rag.naive(args.question, top_k=args.top_k) if args.compare else None
+        graph, naive = _retrieve_both(args, llm, naive=args.compare)
         print(f"Q: {args.question}\n")
         _print_evidence("Graph evidence", graph)
         if naive is not None:

@@ -20,7 +20,7 @@ from tokenizers import Tokenizer
 
 from hopgraph import prompts
 from hopgraph.llm import LLMClient, LLMError, parse_json_reply
-from hopgraph.loaders import InputError
+from hopgraph.loaders import InputError, read_text
 from hopgraph.records import PassageRecord, Problem, Triplet
 
 log = logging.getLogger(__name__)
@@ -130,13 +130,7 @@ def _read_file(path: Path, problems: list[Problem]) -> list[Document]:
             return [Document(str(path), text)]
         _skip(problems, path, "the PDF has no extractable text (a scanned image?)")
         return []
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read file ({exc})") from exc
-    if not text.strip():
-        raise InputError(f"{path}: file is empty")
-    return [Document(str(path), text)]
+    return [Document(str(path), read_text(path))]
 
 
 def _read_pdf(path: Path) -> str:

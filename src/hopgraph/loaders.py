@@ -22,12 +22,7 @@ class InputError(ValueError):
 def load_file(path: str | Path) -> LoadReport:
     """Read one input file (format guessed from its content) into records and problems."""
     path = Path(path)
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read file ({exc})") from exc
-    if not raw.strip():
-        raise InputError(f"{path}: file is empty")
+    raw = read_text(path)
     report = LoadReport(path=str(path))
     for where, row in _rows(path, raw, report):
         _read_row(row, where, report)
@@ -38,6 +33,17 @@ def load_file(path: str | Path) -> LoadReport:
             f"first at {first.where}: {first.what})"
         )
     return report
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 text file's content; unreadable or empty files are an InputError naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read file ({exc})") from exc
+    if not text.strip():
+        raise InputError(f"{path}: file is empty")
+    return text
 
 
 def _rows(path: Path, raw: str, report: LoadReport) -> Iterable[tuple[str, Any]]:
