@@ -69,8 +69,7 @@ class GraphRAG:
         """The query pipeline over the current graph (rebuilt after ingestion)."""
         if self._retriever is None:
             searcher = make_searcher(self.store, self.graph, self.settings.memory_limit)
-            self._retriever = Retriever(self.store, self.graph, self.embedder, searcher,
-                                        self.llm)
+            self._retriever = Retriever(self.graph, self.embedder, searcher, self.llm)
         return self._retriever
 
     def add(self, items: Iterable[PassageRecord | dict[str, Any]],

@@ -27,7 +27,6 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.link import EntityLinker, EntityMatch
 from hopgraph.llm import LLMClient
 from hopgraph.search import Searcher
-from hopgraph.store import MilvusStore
 
 OFFLINE_METHODS = ("default", "naive", "naive_lexical", "seed")
 METHODS = (*OFFLINE_METHODS, "llm")
@@ -86,9 +85,8 @@ class _Clock:
 class Retriever:
     """Runs the retrieval methods over one stored graph."""
 
-    def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
-                 searcher: Searcher, llm: LLMClient | None = None) -> None:
-        self.store = store
+    def __init__(self, graph: KnowledgeGraph, embedder: Embedder, searcher: Searcher,
+                 llm: LLMClient | None = None) -> None:
         self.graph = graph
         self.embedder = embedder
         self.search = searcher
@@ -127,7 +125,7 @@ class Retriever:
             if method == "seed":
                 result = self._seed(question, qvec, matches, top_k, degree, clock)
             else:
-                result = self._default(question, qvec, matches, top_k, degree, clock)
+                result = self._default(question, qvec, matches, top_k, clock)
             result.entities = _entity_dicts(matches)
         with clock.stage("fetch_passages"):
             self._fill_texts(result.passages)
@@ -198,7 +196,7 @@ class Retriever:
         return Retrieval(question, "seed", chosen, relations=used)
 
     def _default(self, question: str, qvec: np.ndarray, matches: list[EntityMatch], top_k: int,
-                 degree: int, clock: _Clock) -> Retrieval:
+                 clock: _Clock) -> Retrieval:
         linked = {m.index for m in matches}
         with clock.stage("search_graph"):
             scores = self.search.relations(qvec, bridge.RELATION_POOL)[0]
@@ -280,7 +278,7 @@ class Retriever:
         with clock.stage("link_entities"):
             matches = self._query_entities(question, names)
         candidates = self._seed_relations(qvec, matches, degree, clock, extra_names=names)
-        offline = self._default(question, qvec, matches, max(top_k, rank.POOL), degree, clock)
+        offline = self._default(question, qvec, matches, max(top_k, rank.POOL), clock)
         with clock.stage("rank"):
             facts = self._ordered_candidates(qvec, candidates.tolist(), offline)
         with clock.stage("llm_rerank"):

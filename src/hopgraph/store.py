@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# Milvus Lite's embedded server throttles the client's keepalive pings and gRPC's C core
+# prints each "GOAWAY too_many_pings" to stderr; the client reconnects by itself. Errors
+# that matter still reach us as exceptions. Must be set before gRPC loads.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
 from pymilvus import DataType, MilvusClient
 from pymilvus.exceptions import MilvusException
 
