@@ -75,3 +75,17 @@ def test_demo(tmp: Path) -> None:
     naive_column = [line.split(" | ")[1] for line in done.stdout.splitlines() if " | " in line]
     assert any("Daniel Bernoulli" in cell for cell in graph_column)
     assert not any("Daniel Bernoulli (1700" in cell for cell in naive_column)
+
+
+def test_one_shot_commands_search_in_milvus(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hopgraph.cli import _memory_limit, build_parser
+
+    parse = build_parser().parse_args
+    monkeypatch.delenv("HOPGRAPH_MEMORY_LIMIT", raising=False)
+    assert _memory_limit(parse(["query", "q"])) == 0
+    assert _memory_limit(parse(["ask", "q"])) == 0
+    assert _memory_limit(parse(["query", "q", "--memory-limit", "1000"])) == 1000
+    assert _memory_limit(parse(["eval", "--corpus", "c", "--openie", "o",
+                                "--questions", "q"])) is None
+    monkeypatch.setenv("HOPGRAPH_MEMORY_LIMIT", "5")
+    assert _memory_limit(parse(["query", "q"])) is None  # the environment decides

@@ -45,7 +45,19 @@ def _llm_client(args: argparse.Namespace) -> LLMClient | None:
 def _open(args: argparse.Namespace, create: bool = True, llm: LLMClient | None = None
           ) -> GraphRAG:
     return GraphRAG(uri=args.uri, graph=args.graph, token=args.token, embedder=args.embedder,
-                    create=create, llm=llm)
+                    create=create, llm=llm, memory_limit=_memory_limit(args))
+
+
+def _memory_limit(args: argparse.Namespace) -> int | None:
+    """One question per process: search in Milvus unless told otherwise.
+
+    Mirroring the vectors costs seconds (8 s for the 35k rows of MuSiQue) and pays off only
+    over many questions; `eval` and library users keep the mirror.
+    """
+    if getattr(args, "memory_limit", None) is not None:
+        return args.memory_limit
+    one_shot = args.command in ("query", "ask") and "HOPGRAPH_MEMORY_LIMIT" not in os.environ
+    return 0 if one_shot else None
 
 
 # --- ingest --------------------------------------------------------------------------------
@@ -426,6 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--method", choices=METHODS,
                    help="retrieval method (default: llm when an LLM is configured, else default)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--memory-limit", type=int, metavar="ROWS", help="mirror vectors in memory "
+                   "up to ROWS per collection (default for one question: 0, search in Milvus)")
     p.set_defaults(func=cmd_query)
 
     p = sub.add_parser("ask", parents=[common, llm_options],
@@ -437,6 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--entity", action="append", metavar="E", help="query entity (repeatable)")
     p.add_argument("--method", choices=METHODS,
                    help="retrieval method (default: llm when an LLM is configured, else default)")
+    p.add_argument("--memory-limit", type=int, metavar="ROWS", help="as for query")
     p.set_defaults(func=cmd_ask)
 
     p = sub.add_parser("stats", parents=[common], help="row counts of a graph")
