@@ -357,7 +357,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     questions = load_questions(Path(args.questions), Path(args.corpus))
     methods = args.method or list(EVAL_METHODS)
     with tempfile.TemporaryDirectory(prefix="hopgraph-eval-") as tmp:
-        uri = args.uri or str(Path(tmp) / "eval.db")
+        # --graph names a graph to reuse (in --uri / HOPGRAPH_URI / ./hopgraph.db); without
+        # it the benchmark gets a fresh graph in a temporary database.
+        uri = args.uri if (args.uri or args.graph) else str(Path(tmp) / "eval.db")
         graph = args.graph or "eval"
         with GraphRAG(uri=uri, graph=graph, token=args.token, embedder=args.embedder) as rag:
             summary = rag.add_files([args.openie], progress=None if args.quiet else _Bars())
@@ -380,6 +382,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 for method in methods
             }
     print(markdown_table(scores, "default"))
+    print(f"\nindexing: {summary.seconds:.1f} s ({summary.passages_added} passages, "
+          f"{summary.relations_added} relations added; {summary.texts_embedded} texts "
+          f"embedded); {len(questions)} questions")
     if args.json:
         report = report_json(scores, "default", summary.seconds, len(questions))
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
