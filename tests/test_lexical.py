@@ -20,3 +20,11 @@ def test_bm25_prefers_rare_matching_terms() -> None:
     assert all(h.score > 0 for h in hits)
     assert "d" not in [h.id for h in hits]
     assert index.search("zebra", 3) == []
+
+
+def test_bm25_on_no_passages() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert LocalBM25([], []).search("anything", 3) == []

@@ -46,7 +46,8 @@ class LocalBM25:
         df = np.bincount(np.array(cols, dtype=np.int64), minlength=len(vocab))
         n = max(len(texts), 1)
         self.idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-        norm = _K1 * (1 - _B + _B * lengths / max(float(lengths.mean()) if n else 1.0, 1e-9))
+        mean_length = float(lengths.mean()) if len(texts) else 1.0
+        norm = _K1 * (1 - _B + _B * lengths / max(mean_length, 1e-9))
         tf = tf.tocoo()
         weighted = tf.data * (_K1 + 1) / (tf.data + norm[tf.row])
         # Stored column-major so a query reads only the columns of its terms.
