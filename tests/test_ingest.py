@@ -103,6 +103,18 @@ def test_python_dicts_and_bad_rows(open_graph) -> None:
     assert row["doc_id"] == "doc-a" and row["metadata"] == {"source": "unit"}
 
 
+def test_bad_python_items_are_skipped_and_reported(open_graph) -> None:
+    rag = open_graph()
+    summary = rag.add([
+        {"passage": "", "triplets": []},
+        {"triplets": [["A", "is", "B"]]},
+        {"passage": "Good one.", "triplets": [["A", "is"], ["A", "is", "B"]]},
+    ])
+    assert summary.passages_added == 1 and summary.relations_added == 1
+    assert summary.rows_skipped == 2 and summary.triplets_skipped == 1
+    assert [p.where for p in summary.problems][:2] == ["item 0", "item 1"]
+
+
 def test_oversized_rows_are_skipped_not_fatal(open_graph) -> None:
     rag = open_graph()
     summary = rag.add([

@@ -44,8 +44,18 @@ def test_every_method_runs_on_bernoulli(bernoulli: GraphRAG, method: str) -> Non
 def test_given_entities_and_degree(bernoulli: GraphRAG) -> None:
     given = bernoulli.retrieve(QUESTION, top_k=2, entities=["euler"], method="seed")
     assert [e["name"] for e in given.entities] == ["Euler"]
+    unknown = bernoulli.retrieve(QUESTION, top_k=2, entities=["Zzyzx Qwerty"], method="seed")
+    assert "entity 'Zzyzx Qwerty' is not in the graph" in unknown.notes
+    assert [e["name"] for e in unknown.entities] == ["Euler"]  # linked from the question
+    narrow = bernoulli.retrieve(QUESTION, top_k=4, degree=1, method="seed")
     wide = bernoulli.retrieve(QUESTION, top_k=4, degree=2, method="seed")
     assert len(wide.passages) == 4
+    assert len(wide.relations) >= len(narrow.relations)
+    qvec = bernoulli.embedder.embed([QUESTION])
+    seeds = list(bernoulli.retriever.search.relations(qvec, 3)[0])
+    one = set(bernoulli.graph.expand([], seeds, 1).relations.tolist())
+    two = set(bernoulli.graph.expand([], seeds, 2).relations.tolist())
+    assert set(seeds) <= one < two
 
 
 def test_bad_arguments_are_clear_errors(bernoulli: GraphRAG) -> None:
@@ -80,13 +90,15 @@ def test_memory_mirror_and_milvus_search_agree(bernoulli: GraphRAG) -> None:
 
 def test_default_method_through_milvus_search(bernoulli: GraphRAG) -> None:
     rag = bernoulli
+    saved = rag.settings.memory_limit
     rag.settings.memory_limit = 0
     rag._retriever = None
     try:
+        assert isinstance(rag.retriever.search, MilvusSearcher)
         result = rag.retrieve(QUESTION, top_k=2)
         assert sorted(starts(result)) == sorted([DANIEL, EULER])
     finally:
-        rag.settings.memory_limit = 500_000
+        rag.settings.memory_limit = saved
         rag._retriever = None
 
 

@@ -13,8 +13,8 @@ from hopgraph.embed import Embedder, make_embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import Ingestor, IngestSummary, Progress
 from hopgraph.llm import LLMClient
-from hopgraph.loaders import load_file
-from hopgraph.records import PassageRecord, Triplet
+from hopgraph.loaders import load_file, read_row
+from hopgraph.records import LoadReport, PassageRecord
 from hopgraph.retrieve import Retrieval, Retriever
 from hopgraph.search import make_searcher
 from hopgraph.store import MilvusStore
@@ -22,14 +22,18 @@ from hopgraph.store import MilvusStore
 log = logging.getLogger(__name__)
 
 
-def _as_record(item: PassageRecord | dict[str, Any], index: int) -> PassageRecord:
-    if isinstance(item, PassageRecord):
-        return item
-    triplets = [Triplet(*t) for t in item.get("triplets", [])]
-    return PassageRecord(
-        text=item["passage"], triplets=triplets, doc_id=item.get("id"),
-        metadata=item.get("metadata", {}), source=f"item {index}",
-    )
+def stats_of(store: MilvusStore) -> dict[str, Any]:
+    """Row counts and stored settings of a graph (no embedder or graph load needed)."""
+    return {
+        "graph": store.graph,
+        "uri": store.uri,
+        "passages": store.count(store.passages),
+        "entities": store.count(store.entities),
+        "relations": store.count(store.relations),
+        "embedder": store.meta["embedder"],
+        "dim": store.meta["dim"],
+        "lexical": store.meta.get("lexical", False),
+    }
 
 
 class GraphRAG:
@@ -43,11 +47,16 @@ class GraphRAG:
         spec = embedder if isinstance(embedder, str) or embedder is None else None
         self.settings = Settings.load(uri=uri, graph=graph, token=token, embedder=spec,
                                       memory_limit=memory_limit)
-        self.embedder = (embedder if embedder is not None and not isinstance(embedder, str)
-                         else make_embedder(self.settings.embedder, self.settings.embed_base_url))
+        self._owns_embedder = embedder is None or isinstance(embedder, str)
+        self.embedder = (make_embedder(self.settings.embedder, self.settings.embed_base_url)
+                         if self._owns_embedder else embedder)
         self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token)
-        self.store.open(self.embedder.name, self.embedder.dim, create=create)
-        self.graph = self._load_graph()
+        try:
+            self.store.open(self.embedder.name, self.embedder.dim, create=create)
+            self.graph = self._load_graph()
+        except BaseException:
+            self.close()  # a Milvus Lite file stays locked while a client holds it
+            raise
         self.llm = llm  # enables method "llm"; the caller owns and closes it
         self._retriever: Retriever | None = None
 
@@ -75,8 +84,17 @@ class GraphRAG:
     def add(self, items: Iterable[PassageRecord | dict[str, Any]],
             progress: Progress | None = None) -> IngestSummary:
         """Ingest `PassageRecord`s or dicts {"passage", "triplets", "id"?, "metadata"?}."""
-        records = [_as_record(item, i) for i, item in enumerate(items)]
-        summary = Ingestor(self.store, self.graph, self.embedder).ingest(records, progress)
+        report = LoadReport(path="items")
+        for i, item in enumerate(items):
+            if isinstance(item, PassageRecord):
+                report.records.append(item)
+            else:  # the same checks as a file row: bad items are skipped and reported
+                read_row(item, f"item {i}", report)
+        summary = Ingestor(self.store, self.graph, self.embedder).ingest(report.records,
+                                                                          progress)
+        summary.problems[:0] = report.problems
+        summary.rows_skipped += report.rows_skipped
+        summary.triplets_skipped += report.triplets_skipped
         self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
         self._retriever = None
         return summary
@@ -110,16 +128,7 @@ class GraphRAG:
 
     def stats(self) -> dict[str, Any]:
         """Row counts and the graph's settings."""
-        return {
-            "graph": self.store.graph,
-            "uri": self.store.uri,
-            "passages": self.store.count(self.store.passages),
-            "entities": self.store.count(self.store.entities),
-            "relations": self.store.count(self.store.relations),
-            "embedder": self.store.meta["embedder"],
-            "dim": self.store.meta["dim"],
-            "lexical": self.store.meta.get("lexical", False),
-        }
+        return stats_of(self.store)
 
     def drop(self) -> bool:
         """Delete this graph's collections."""
@@ -129,8 +138,10 @@ class GraphRAG:
         return found
 
     def close(self) -> None:
-        """Release the database (Milvus Lite allows one process per file)."""
+        """Release the database (Milvus Lite allows one process per file) and own clients."""
         self.store.close()
+        if self._owns_embedder and hasattr(self.embedder, "close"):
+            self.embedder.close()
 
     def __enter__(self) -> GraphRAG:
         return self

@@ -41,7 +41,8 @@ CONFIDENCE_SLOPE = 1.0  # GAMMA: probe penalty per unit of confidence below the 
 NAMED_CUTOFF = 90.0  # partial fuzzy ratio at which a name counts as already in the question
 
 _DATE_OR_NUMBER = re.compile(
-    r"^[\d\s,.\-–/]*((jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*)?[\d\s,.\-–/]*$"
+    r"^[\d\s,.\-–/]*((jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
+    r"|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\.?)?[\d\s,.\-–/]*$"
 )
 
 

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from hopgraph.answer import stream_answer
-from hopgraph.api import GraphRAG
+from hopgraph.api import GraphRAG, stats_of
+from hopgraph.config import Settings
 from hopgraph.embed import EmbedderError
 from hopgraph.llm import LLMClient, LLMError, LLMSettings
 from hopgraph.loaders import InputError
-from hopgraph.retrieve import METHODS, Retrieval
-from hopgraph.store import StoreError
+from hopgraph.retrieve import METHODS, OFFLINE_METHODS, Retrieval
+from hopgraph.store import MilvusStore, StoreError
 
 _EXPECTED_ERRORS = (InputError, StoreError, EmbedderError, LLMError, ValueError,
                     FileNotFoundError)
@@ -81,7 +82,7 @@ class _Bars:
             bar.close()
 
 
-def _extract(args: argparse.Namespace) -> tuple[list[Any], list[Any]] | None:
+def _extract(args: argparse.Namespace) -> tuple[list[Any], list[Any], int] | None:
     """Raw documents → chunks → LLM triplets; None after a dry run."""
     from tqdm import tqdm
 
@@ -112,7 +113,7 @@ def _extract(args: argparse.Namespace) -> tuple[list[Any], list[Any]] | None:
           f"documents ({report.cached} chunks from cache, {report.chunks_failed} failed, "
           f"{report.triplets_skipped} malformed triplets skipped); LLM " +
           ", ".join(f"{k} {v}" for k, v in usage.items()), file=sys.stderr)
-    return report.records, problems + report.problems
+    return report.records, problems + report.problems, report.chunks_failed
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
@@ -126,6 +127,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         if extracted is not None:
             summary = rag.add(extracted[0], progress=bars)
             summary.problems[:0] = extracted[1]
+            summary.rows_skipped += extracted[2]  # chunks the LLM gave nothing usable for
         else:
             summary = rag.add_files(args.files, progress=bars)
     if args.json:
@@ -283,9 +285,22 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 # --- stats, drop, demo -----------------------------------------------------------------------
 
+def _store(args: argparse.Namespace) -> MilvusStore:
+    """The graph's collections alone: stats and drop need no embedder and no graph load."""
+    settings = Settings.load(uri=args.uri, graph=args.graph, token=args.token)
+    store = MilvusStore(settings.uri, settings.graph, settings.token)
+    if not store.exists():
+        store.close()
+        raise StoreError(f"graph {settings.graph!r} does not exist at {settings.uri}")
+    return store
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
-    with _open(args, create=False) as rag:
-        stats = rag.stats()
+    store = _store(args)
+    try:
+        stats = stats_of(store)
+    finally:
+        store.close()
     if args.json:
         print(json.dumps(stats, ensure_ascii=False, indent=2))
     else:
@@ -295,18 +310,21 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_drop(args: argparse.Namespace) -> int:
-    graph = args.graph or os.environ.get("HOPGRAPH_GRAPH") or "hopgraph"
-    if not args.yes:
-        if not sys.stdin.isatty():
-            print("drop: refusing without --yes (no terminal to ask on)", file=sys.stderr)
-            return 2
-        answer = input(f"Delete graph {graph!r} and everything in it? [y/N] ")
-        if answer.strip().lower() not in ("y", "yes"):
-            print("nothing deleted")
-            return 1
-    with _open(args, create=False) as rag:
-        rag.drop()
-    print(f"dropped graph {graph!r}")
+    store = _store(args)
+    try:
+        if not args.yes:
+            if not sys.stdin.isatty():
+                print("drop: refusing without --yes (no terminal to ask on)", file=sys.stderr)
+                return 2
+            answer = input(f"Delete graph {store.graph!r} at {store.uri} and everything in "
+                           "it? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("nothing deleted")
+                return 1
+        store.drop()
+    finally:
+        store.close()
+    print(f"dropped graph {store.graph!r}")
     return 0
 
 
@@ -476,8 +494,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--corpus", required=True, help="corpus.json ([{title, text}])")
     p.add_argument("--openie", required=True, help="HippoRAG OpenIE file with the triplets")
     p.add_argument("--questions", required=True, help="questions with supporting paragraphs")
-    p.add_argument("--method", action="append", choices=METHODS,
-                   help="method to run (repeatable; default: all)")
+    p.add_argument("--method", action="append", choices=OFFLINE_METHODS,
+                   help="method to run (repeatable; default: all offline methods)")
     p.add_argument("--degree", type=int, default=1, help="expansion degree (default 1)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -24,7 +24,11 @@ class Settings:
     memory_limit: int = DEFAULT_MEMORY_LIMIT  # mirror vectors in memory up to this many rows
 
     def __post_init__(self) -> None:
-        self.memory_limit = int(self.memory_limit)
+        try:
+            self.memory_limit = int(self.memory_limit)
+        except ValueError:
+            raise ValueError(f"HOPGRAPH_MEMORY_LIMIT / memory_limit must be a whole number of "
+                             f"rows, got {self.memory_limit!r}") from None
 
     @classmethod
     def load(cls, **overrides: Any) -> Settings:

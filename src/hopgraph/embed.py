@@ -180,6 +180,10 @@ class OpenAIEmbedder:
             self._dim = int(self.embed(["dimension probe"]).shape[1])
         return self._dim
 
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()
+
     def embed(self, texts: list[str]) -> np.ndarray:
         out: list[np.ndarray] = []
         for start in range(0, len(texts), self.batch_size):

@@ -77,6 +77,9 @@ def load_questions(questions_path: Path, corpus_path: Path) -> list[Question]:
             log.warning("%s: question %d has no supporting passage; skipped", questions_path, i)
             continue
         questions.append(Question(item["question"], gold))
+    if not questions:
+        raise ValueError(f"{questions_path}: no question has a supporting paragraph "
+                         '("is_supporting": true); nothing to evaluate')
     return questions
 
 

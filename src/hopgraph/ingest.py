@@ -95,6 +95,14 @@ def _collect(records: Iterable[PassageRecord], summary: IngestSummary) -> _Batch
     return batch
 
 
+def _capped(relation: str, passages: list[str]) -> list[str]:
+    """A relation's passage links, cut to what the store's array field holds."""
+    if len(passages) > PASSAGES_PER_RELATION_MAX:
+        log.warning("relation %s is in %d passages; links past %d dropped", relation,
+                    len(passages), PASSAGES_PER_RELATION_MAX)
+    return passages[:PASSAGES_PER_RELATION_MAX]
+
+
 class Ingestor:
     """Writes records into a store and keeps the in-memory graph in step."""
 
@@ -164,11 +172,12 @@ class Ingestor:
         summary.relations_present, summary.relations_added = len(present), len(new)
         vectors = self._embed([batch.relations[rid][2] for rid in new], "relations", progress)
         summary.texts_embedded += len(new)
+        for rid in new:
+            batch.relation_passages[rid] = _capped(rid, batch.relation_passages[rid])
         self.store.insert(self.store.relations, (
             {"id": rid, "subject_id": batch.relations[rid][0],
              "object_id": batch.relations[rid][1], "text": batch.relations[rid][2],
-             "vector": vec,
-             "passage_ids": batch.relation_passages[rid][:PASSAGES_PER_RELATION_MAX]}
+             "vector": vec, "passage_ids": batch.relation_passages[rid]}
             for rid, vec in zip(new, vectors, strict=True)
         ))
         for rid in new:
@@ -186,10 +195,7 @@ class Ingestor:
             extra = [p for p in batch.relation_passages[row["id"]] if p not in known]
             if not extra:
                 continue
-            merged = (known + extra)[:PASSAGES_PER_RELATION_MAX]
-            if len(merged) < len(known) + len(extra):
-                log.warning("relation %s is in over %d passages; extra links dropped",
-                            row["id"], PASSAGES_PER_RELATION_MAX)
+            merged = _capped(row["id"], known + extra)
             row["passage_ids"] = merged
             row["vector"] = [float(x) for x in row["vector"]]
             updates.append(row)

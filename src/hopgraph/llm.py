@@ -55,7 +55,11 @@ class LLMSettings:
     retry_max_delay: float = 30.0
 
     def __post_init__(self) -> None:
-        self.timeout = float(self.timeout)
+        try:
+            self.timeout = float(self.timeout)
+        except ValueError:
+            raise ValueError(f"HOPGRAPH_LLM_TIMEOUT / timeout must be a number of seconds, "
+                             f"got {self.timeout!r}") from None
         self.max_retries = int(self.max_retries)
         self.concurrency = max(1, int(self.concurrency))
         if self.cache_path is not None and str(self.cache_path).strip().lower() in _CACHE_OFF:

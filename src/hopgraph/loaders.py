@@ -25,7 +25,7 @@ def load_file(path: str | Path) -> LoadReport:
     raw = read_text(path)
     report = LoadReport(path=str(path))
     for where, row in _rows(path, raw, report):
-        _read_row(row, where, report)
+        read_row(row, where, report)
     if not report.records and report.problems:
         first = report.problems[0]
         raise InputError(
@@ -93,7 +93,8 @@ def _skip_row(report: LoadReport, where: str, what: str) -> None:
     report.rows_skipped += 1
 
 
-def _read_row(row: Any, where: str, report: LoadReport) -> None:
+def read_row(row: Any, where: str, report: LoadReport) -> None:
+    """Check one input row; append its record, or its problems, to `report`."""
     if not isinstance(row, dict):
         _skip_row(report, where, f"row is a {type(row).__name__}, expected an object")
         return

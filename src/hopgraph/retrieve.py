@@ -120,12 +120,14 @@ class Retriever:
         elif method == "llm":
             result = self._llm(question, qvec, top_k, degree, entities, clock)
         else:
+            link_notes: list[str] = []
             with clock.stage("link_entities"):
-                matches = self._query_entities(question, entities)
+                matches = self._query_entities(question, entities, link_notes)
             if method == "seed":
                 result = self._seed(question, qvec, matches, top_k, degree, clock)
             else:
                 result = self._default(question, qvec, matches, top_k, clock)
+            result.notes[:0] = link_notes
             result.entities = _entity_dicts(matches)
         with clock.stage("fetch_passages"):
             self._fill_texts(result.passages)
@@ -135,12 +137,20 @@ class Retriever:
 
     # --- pieces ----------------------------------------------------------------------------
 
-    def _query_entities(self, question: str, given: list[str] | None) -> list[EntityMatch]:
+    def _query_entities(self, question: str, given: list[str] | None,
+                        notes: list[str]) -> list[EntityMatch]:
+        """Given names resolved to graph entities, else entities linked from the question."""
         if not given:
             return self.linker.link(question)
         matches: list[EntityMatch] = []
         for name in given:
-            matches.extend(self.linker.resolve(name))
+            found = self.linker.resolve(name)
+            if not found:
+                notes.append(f"entity {name!r} is not in the graph")
+            matches.extend(found)
+        if not matches:
+            notes.append("no given entity is in the graph; entities linked from the question")
+            return self.linker.link(question)
         return matches
 
     def _fill_texts(self, passages: list[PassageHit]) -> None:
@@ -192,8 +202,15 @@ class Retriever:
                 for pid in rel.passage_ids:
                     hit = passages.setdefault(pid, PassageHit(pid, "", score))
                     hit.relations.append(rel.text)
+        notes = []
+        if len(passages) < top_k:  # too few relations with passages: top up by dense search
+            notes.append(f"the graph gave {len(passages)} passages; the rest by dense search")
+            floor = min((p.score for p in passages.values()), default=float("inf"))
+            for pid, score in self.search.passages(qvec, top_k)[0].items():
+                if len(passages) < top_k:
+                    passages.setdefault(pid, PassageHit(pid, "", min(score, floor)))
         chosen = list(passages.values())[:top_k]
-        return Retrieval(question, "seed", chosen, relations=used)
+        return Retrieval(question, "seed", chosen, relations=used, notes=notes)
 
     def _default(self, question: str, qvec: np.ndarray, matches: list[EntityMatch], top_k: int,
                  clock: _Clock) -> Retrieval:
@@ -240,13 +257,13 @@ class Retriever:
             inner = self._and_inner(first.entity)
             around = self.graph.relations_of(np.array(inner)).tolist()
         scores.update(self.search.score_relations(qvec, [r for r in around if r not in scores]))
-        candidates = finder.chain_candidates(first, {r: scores[r] for r in around},
+        candidates = finder.chain_candidates(first, {r: scores.get(r, 0.0) for r in around},
                                              {p.entity for p in probes}, set(inner))
         onward_rels = {c[0]: [r for r in self.graph.relations_of(np.array([c[0]])).tolist()
                               if r != c[2]] for c in candidates}
         missing = sorted({r for rels in onward_rels.values() for r in rels} - scores.keys())
         scores.update(self.search.score_relations(qvec, missing))
-        onward = {e: max((scores[r] for r in rels), default=0.0)
+        onward = {e: max((scores.get(r, 0.0) for r in rels), default=0.0)
                   for e, rels in onward_rels.items()}
         return finder.chain(first, candidates, onward)
 
@@ -276,7 +293,7 @@ class Retriever:
                     notes.append(f"{exc}; entities linked from the question instead")
         info["entities"] = names
         with clock.stage("link_entities"):
-            matches = self._query_entities(question, names)
+            matches = self._query_entities(question, names, notes)
         candidates = self._seed_relations(qvec, matches, degree, clock, extra_names=names)
         offline = self._default(question, qvec, matches, max(top_k, rank.POOL), clock)
         with clock.stage("rank"):

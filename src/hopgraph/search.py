@@ -127,10 +127,8 @@ class MemorySearcher:
         self.store = store
         self.graph = graph
         started = time.perf_counter()
-        self._relations = self._load(store.relations, "id", graph.relation_index,
-                                     len(graph.relations))
-        self._entities = self._load(store.entities, "id", graph.entity_index,
-                                    len(graph.entity_ids))
+        self._relations = self._load(store.relations, graph.relation_index)
+        self._entities = self._load(store.entities, graph.entity_index)
         ids, texts, vectors = [], [], []
         for row in store.scan(store.passages, ["id", "text", "vector"]):
             ids.append(row["id"])
@@ -143,14 +141,17 @@ class MemorySearcher:
                  len(self._relations.ids), len(self._entities.ids), len(ids),
                  time.perf_counter() - started)
 
-    def _load(self, collection: str, key: str, index: dict[str, int], size: int) -> _Matrix:
-        dim = int(self.store.meta["dim"])
-        matrix = np.zeros((size, dim), dtype=np.float32)
-        for row in self.store.scan(collection, [key, "vector"]):
-            position = index.get(row[key])
+    def _load(self, collection: str, index: dict[str, int]) -> _Matrix:
+        """Vectors in the graph's own row order (position = entity/relation index)."""
+        matrix = np.zeros((len(index), int(self.store.meta["dim"])), dtype=np.float32)
+        for row in self.store.scan(collection, ["id", "vector"]):
+            position = index.get(row["id"])
             if position is not None:
                 matrix[position] = row["vector"]
-        return _Matrix([""] * size, matrix)
+        ids = [""] * len(index)
+        for key, position in index.items():
+            ids[position] = key
+        return _Matrix(ids, matrix)
 
     def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
         """Top-`limit` relations per query vector, by relation index."""
