@@ -24,6 +24,7 @@ import numpy as np
 from hopgraph import bridge, llmrank, rank
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
+from hopgraph.identity import normalize
 from hopgraph.link import EntityLinker, EntityMatch
 from hopgraph.llm import LLMClient
 from hopgraph.search import Searcher
@@ -177,6 +178,11 @@ class Retriever:
         with clock.stage("search_graph"):
             seed_entities = sorted({m.index for m in matches})
             names = [self.graph.entity_names[i] for i in seed_entities] + (extra_names or [])
+            # LLM names usually resolve to the entities already listed: embed each name once.
+            unique: dict[str, str] = {}
+            for name in names:
+                unique.setdefault(normalize(name), name)
+            names = list(unique.values())
             if names:
                 for hits in self.search.entities(self.embedder.embed(names), rank.ENTITY_TOP_K):
                     seed_entities.extend(e for e, score in hits.items()
