@@ -4,7 +4,7 @@ from conftest import BERNOULLI, need
 
 from hopgraph.graph import KnowledgeGraph, expand_by_powers
 from hopgraph.identity import entity_id, relation_id, relation_text
-from hopgraph.loaders import load_file
+from hopgraph.ingest.loaders import load_file
 
 
 def bernoulli_graph() -> KnowledgeGraph:

@@ -1,4 +1,4 @@
-"""The answer step: a grounded, cited answer from retrieved passages (SPEC step 10)."""
+"""The answer step: a grounded, cited answer from retrieved passages (README, "With an LLM")."""
 
 from __future__ import annotations
 

@@ -11,29 +11,14 @@ from typing import Any
 from hopgraph.config import Settings
 from hopgraph.embed import Embedder, make_embedder
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.ingest import Ingestor, IngestSummary, Progress
+from hopgraph.ingest import Ingestor, Progress, load_file, read_row
 from hopgraph.llm import LLMClient
-from hopgraph.loaders import load_file, read_row
-from hopgraph.records import LoadReport, PassageRecord
-from hopgraph.retrieve import Retrieval, Retriever
-from hopgraph.search import make_searcher
+from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Retrieval
+from hopgraph.retrieve import Retriever
+from hopgraph.retrieve.search import make_searcher
 from hopgraph.store import MilvusStore
 
 log = logging.getLogger(__name__)
-
-
-def stats_of(store: MilvusStore) -> dict[str, Any]:
-    """Row counts and stored settings of a graph (no embedder or graph load needed)."""
-    return {
-        "graph": store.graph,
-        "uri": store.uri,
-        "passages": store.count(store.passages),
-        "entities": store.count(store.entities),
-        "relations": store.count(store.relations),
-        "embedder": store.meta["embedder"],
-        "dim": store.meta["dim"],
-        "lexical": store.meta.get("lexical", False),
-    }
 
 
 class GraphRAG:
@@ -90,30 +75,21 @@ class GraphRAG:
                 report.records.append(item)
             else:  # the same checks as a file row: bad items are skipped and reported
                 read_row(item, f"item {i}", report)
-        summary = Ingestor(self.store, self.graph, self.embedder).ingest(report.records,
-                                                                          progress)
-        summary.problems[:0] = report.problems
-        summary.rows_skipped += report.rows_skipped
-        summary.triplets_skipped += report.triplets_skipped
-        self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
-        self._retriever = None
-        return summary
+        return self.add_reports([report], progress)
 
     def add_files(self, paths: Iterable[str | Path], progress: Progress | None = None
                   ) -> IngestSummary:
         """Ingest input files; malformed rows are skipped and reported in the summary."""
-        records: list[PassageRecord] = []
-        problems, rows_skipped, triplets_skipped = [], 0, 0
-        for path in paths:
-            report = load_file(path)
-            records.extend(report.records)
-            problems.extend(report.problems)
-            rows_skipped += report.rows_skipped
-            triplets_skipped += report.triplets_skipped
-        summary = self.add(records, progress)
-        summary.problems[:0] = problems
-        summary.rows_skipped += rows_skipped
-        summary.triplets_skipped += triplets_skipped
+        return self.add_reports([load_file(path) for path in paths], progress)
+
+    def add_reports(self, reports: list[LoadReport], progress: Progress | None = None
+                    ) -> IngestSummary:
+        """Ingest the records of loader or extractor reports; their problems join the summary."""
+        records = [record for report in reports for record in report.records]
+        summary = Ingestor(self.store, self.graph, self.embedder).ingest(records, progress)
+        summary.include(reports)
+        self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
+        self._retriever = None
         return summary
 
     def retrieve(self, question: str, top_k: int = 5, degree: int = 1,
@@ -128,7 +104,7 @@ class GraphRAG:
 
     def stats(self) -> dict[str, Any]:
         """Row counts and the graph's settings."""
-        return stats_of(self.store)
+        return self.store.stats()
 
     def drop(self) -> bool:
         """Delete this graph's collections."""

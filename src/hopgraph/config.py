@@ -1,15 +1,50 @@
-"""Settings: one home for configuration, read from arguments, then HOPGRAPH_* env, then defaults."""
+"""Settings: one home for configuration, read from arguments, then the environment, then defaults.
+
+`Settings` says where the graph lives and how text is embedded (HOPGRAPH_URI, ...);
+`LLMSettings` says which chat model to call (HOPGRAPH_LLM_MODEL, ...). Both are read by the
+same loader, `from_env`, and documented in the README's Configuration section.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, TypeVar
+
+from hopgraph.errors import UsageError
 
 DEFAULT_URI = "./hopgraph.db"
 DEFAULT_GRAPH = "hopgraph"
 DEFAULT_EMBEDDER = "local"
 DEFAULT_MEMORY_LIMIT = 500_000
+DEFAULT_LLM_CACHE = ".hopgraph-cache/llm.sqlite"
+_CACHE_OFF = ("", "off", "none", "0", "false")
+_S = TypeVar("_S")
+
+
+def from_env(cls: type[_S], env_names: Mapping[str, str], overrides: Mapping[str, Any],
+             keep_empty: tuple[str, ...] = ()) -> _S:
+    """`cls` built from the set environment variables, then the non-None `overrides`.
+
+    `env_names` maps a field name to its variable; an empty variable counts as unset unless
+    its field is in `keep_empty` (where empty means something, e.g. "no cache").
+    """
+    values: dict[str, Any] = {}
+    for name, variable in env_names.items():
+        raw = os.environ.get(variable)
+        if raw or (raw is not None and name in keep_empty):
+            values[name] = raw
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return cls(**values)
+
+
+def as_number(value: Any, kind: Callable[[Any], Any], setting: str, unit: str) -> Any:
+    """`value` converted by `kind` (int or float), or a UsageError naming the setting."""
+    try:
+        return kind(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"{setting} must be {unit}, got {value!r}") from None
 
 
 @dataclass
@@ -24,19 +59,52 @@ class Settings:
     memory_limit: int = DEFAULT_MEMORY_LIMIT  # mirror vectors in memory up to this many rows
 
     def __post_init__(self) -> None:
-        try:
-            self.memory_limit = int(self.memory_limit)
-        except ValueError:
-            raise ValueError(f"HOPGRAPH_MEMORY_LIMIT / memory_limit must be a whole number of "
-                             f"rows, got {self.memory_limit!r}") from None
+        self.memory_limit = as_number(self.memory_limit, int,
+                                      "HOPGRAPH_MEMORY_LIMIT / memory_limit",
+                                      "a whole number of rows")
 
     @classmethod
     def load(cls, **overrides: Any) -> Settings:
         """Settings from env HOPGRAPH_<FIELD> (e.g. HOPGRAPH_URI), then non-None overrides."""
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            env = os.environ.get(f"HOPGRAPH_{f.name.upper()}")
-            if env:
-                values[f.name] = env
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        env = {f.name: f"HOPGRAPH_{f.name.upper()}" for f in fields(cls)}
+        return from_env(cls, env, overrides)
+
+
+_LLM_ENV = {"model": "HOPGRAPH_LLM_MODEL", "base_url": "HOPGRAPH_LLM_BASE_URL",
+            "api_key": "OPENAI_API_KEY", "timeout": "HOPGRAPH_LLM_TIMEOUT",
+            "cache_path": "HOPGRAPH_LLM_CACHE"}
+
+
+@dataclass
+class LLMSettings:
+    """Which chat model to call, where, and how patiently."""
+
+    model: str | None = None
+    base_url: str | None = None  # None: the SDK's default (api.openai.com)
+    api_key: str | None = None
+    timeout: float = 60.0  # seconds per HTTP request (per read, when streaming)
+    max_retries: int = 4  # extra attempts after the first, on 429 / 5xx / timeouts
+    concurrency: int = 4  # parallel requests in complete_many
+    cache_path: str | None = DEFAULT_LLM_CACHE  # None (or "off") disables the cache
+    temperature: float = 0.0
+    retry_base_delay: float = 0.5  # first backoff; doubles per attempt, plus jitter
+    retry_max_delay: float = 30.0
+
+    def __post_init__(self) -> None:
+        self.timeout = as_number(self.timeout, float, "HOPGRAPH_LLM_TIMEOUT / timeout",
+                                 "a number of seconds")
+        self.max_retries = as_number(self.max_retries, int, "max_retries", "a whole number")
+        self.concurrency = max(1, as_number(self.concurrency, int, "concurrency",
+                                            "a whole number"))
+        if self.cache_path is not None and str(self.cache_path).strip().lower() in _CACHE_OFF:
+            self.cache_path = None
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> LLMSettings:
+        """Settings from HOPGRAPH_LLM_{MODEL,BASE_URL,TIMEOUT,CACHE}, OPENAI_API_KEY, overrides."""
+        return from_env(cls, _LLM_ENV, overrides, keep_empty=("cache_path",))
+
+    @property
+    def configured(self) -> bool:
+        """True when a model is set, i.e. the LLM path can be used."""
+        return bool(self.model)

@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hopgraph.errors import InputError, UsageError
 from hopgraph.identity import passage_id
+from hopgraph.ingest.loaders import read_text
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ class MethodScore:
 def recall_at_k(retrieved: list[str], gold: set[str], k: int) -> float:
     """Fraction of the gold passages among the first k retrieved (HippoRAG's Recall@k)."""
     if not gold:
-        raise ValueError("a question without gold passages has no recall")
+        raise UsageError("a question without gold passages has no recall")
     return len(gold.intersection(retrieved[:k])) / len(gold)
 
 
@@ -62,25 +64,43 @@ def percentile(values: list[float], pct: float) -> float:
 
 def load_questions(questions_path: Path, corpus_path: Path) -> list[Question]:
     """Questions with gold passage ids, checked against the corpus (title + "\\n" + text)."""
-    corpus = json.loads(corpus_path.read_text(encoding="utf-8"))
-    corpus_ids = {passage_id(f"{d['title']}\n{d['text']}") for d in corpus}
-    raw = json.loads(questions_path.read_text(encoding="utf-8"))
+    corpus = _read_json(corpus_path)
+    try:
+        corpus_ids = {passage_id(f"{d['title']}\n{d['text']}") for d in corpus}
+    except (KeyError, TypeError) as exc:
+        raise InputError(f"expected a list of {{\"title\", \"text\"}} objects ({exc!r})",
+                         where=str(corpus_path)) from None
+    raw = _read_json(questions_path)
     questions: list[Question] = []
     for i, item in enumerate(raw):
-        gold = {passage_id(f"{p['title']}\n{p['paragraph_text']}")
-                for p in item["paragraphs"] if p.get("is_supporting")}
+        try:
+            gold = {passage_id(f"{p['title']}\n{p['paragraph_text']}")
+                    for p in item["paragraphs"] if p.get("is_supporting")}
+            text = item["question"]
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise InputError(f"question {i}: expected \"question\" and \"paragraphs\" with "
+                             f"\"title\" and \"paragraph_text\" ({exc!r})",
+                             where=str(questions_path)) from None
         missing = gold - corpus_ids
         if missing:
-            raise ValueError(f"{questions_path}: question {i}: {len(missing)} gold passages "
-                             f"are not in {corpus_path}")
+            raise InputError(f"question {i}: {len(missing)} gold passages are not in "
+                             f"{corpus_path}", where=str(questions_path),
+                             fix="use the corpus the questions were written for")
         if not gold:
             log.warning("%s: question %d has no supporting passage; skipped", questions_path, i)
             continue
-        questions.append(Question(item["question"], gold))
+        questions.append(Question(text, gold))
     if not questions:
-        raise ValueError(f"{questions_path}: no question has a supporting paragraph "
-                         '("is_supporting": true); nothing to evaluate')
+        raise InputError('no question has a supporting paragraph ("is_supporting": true); '
+                         "nothing to evaluate", where=str(questions_path))
     return questions
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno})", where=str(path)) from None
 
 
 def score_method(run: Callable[[str], list[str]], questions: list[Question],

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 
+from hopgraph.errors import UsageError
+
 
 @dataclass
 class RelationInfo:
@@ -126,9 +128,9 @@ class KnowledgeGraph:
         return found
 
     def expand(self, seed_entities: list[int], seed_relations: list[int], degree: int) -> Expansion:
-        """Candidate relations within `degree` of the seeds (SPEC step 6), walking outward."""
+        """Candidate relations within `degree` of the seeds (README: expansion), walking outward."""
         if degree < 1:
-            raise ValueError(f"degree must be >= 1, got {degree}")
+            raise UsageError(f"degree must be >= 1, got {degree}")
         hops: dict[int, int] = {}
 
         def mark(relations: np.ndarray, hop: int) -> None:
@@ -165,7 +167,7 @@ def _neighbours(matrix: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
 def expand_by_powers(
     incidence: sparse.csr_matrix, seed_entities: list[int], seed_relations: list[int], degree: int
 ) -> np.ndarray:
-    """Reference: SPEC step 6 with whole-graph adjacency matrices. Slow; for tests and checks.
+    """Reference: expansion with whole-graph adjacency matrices. Slow; for tests and checks.
 
     Candidates are the nonzero columns of the seed rows of (A·Aᵀ)^d · A and (Aᵀ·A)^d. Only the
     seed rows of each power are formed (row vector times matrix, d times): the same numbers,

@@ -1,6 +1,7 @@
 """The LLM client: chat completions from any OpenAI-compatible server, with retries and a cache.
 
-The only module that talks to a chat model. Works with OpenAI, Ollama, vLLM and llama.cpp
+The only module that imports the OpenAI SDK: chat models, and the /embeddings endpoint used by
+`hopgraph.embed.remote`. Works with OpenAI, Ollama, vLLM and llama.cpp
 (anything serving /v1/chat/completions). Replies are cached on disk in SQLite, keyed by
 (model, messages, json_mode, temperature), so a repeated call makes no request. Streamed
 answers are cached too, once the stream has finished: a repeat replays the text as one chunk.
@@ -24,58 +25,16 @@ from typing import Any, TypeVar
 
 import openai
 
+from hopgraph.config import LLMSettings
+from hopgraph.errors import LLMError
+
 log = logging.getLogger(__name__)
 
-DEFAULT_CACHE = ".hopgraph-cache/llm.sqlite"
-_CACHE_OFF = ("", "off", "none", "0", "false")
-_ENV = {"model": "HOPGRAPH_LLM_MODEL", "base_url": "HOPGRAPH_LLM_BASE_URL",
-        "api_key": "OPENAI_API_KEY", "timeout": "HOPGRAPH_LLM_TIMEOUT",
-        "cache_path": "HOPGRAPH_LLM_CACHE"}
 _T = TypeVar("_T")
 Messages = list[dict[str, Any]]
 
-
-class LLMError(RuntimeError):
-    """The LLM could not be reached or did not give a usable reply (after any retries)."""
-
-
-@dataclass
-class LLMSettings:
-    """Which chat model to call, where, and how patiently."""
-
-    model: str | None = None
-    base_url: str | None = None  # None: the SDK's default (api.openai.com)
-    api_key: str | None = None
-    timeout: float = 60.0  # seconds per HTTP request (per read, when streaming)
-    max_retries: int = 4  # extra attempts after the first, on 429 / 5xx / timeouts
-    concurrency: int = 4  # parallel requests in complete_many
-    cache_path: str | None = DEFAULT_CACHE  # None (or "off") disables the cache
-    temperature: float = 0.0
-    retry_base_delay: float = 0.5  # first backoff; doubles per attempt, plus jitter
-    retry_max_delay: float = 30.0
-
-    def __post_init__(self) -> None:
-        try:
-            self.timeout = float(self.timeout)
-        except ValueError:
-            raise ValueError(f"HOPGRAPH_LLM_TIMEOUT / timeout must be a number of seconds, "
-                             f"got {self.timeout!r}") from None
-        self.max_retries = int(self.max_retries)
-        self.concurrency = max(1, int(self.concurrency))
-        if self.cache_path is not None and str(self.cache_path).strip().lower() in _CACHE_OFF:
-            self.cache_path = None
-
-    @classmethod
-    def from_env(cls, **overrides: Any) -> LLMSettings:
-        """Settings from HOPGRAPH_LLM_{MODEL,BASE_URL,TIMEOUT,CACHE}, OPENAI_API_KEY, overrides."""
-        values: dict[str, Any] = {k: os.environ[v] for k, v in _ENV.items() if v in os.environ}
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
-
-    @property
-    def configured(self) -> bool:
-        """True when a model is set, i.e. the LLM path can be used."""
-        return bool(self.model)
+__all__ = ["Completion", "EmbeddingClient", "LLMClient", "LLMError", "LLMSettings", "Usage",
+           "parse_json_reply"]
 
 
 @dataclass(frozen=True)
@@ -168,8 +127,9 @@ class LLMClient:
 
     def __init__(self, settings: LLMSettings) -> None:
         if not settings.configured:
-            raise LLMError("no LLM model configured: set HOPGRAPH_LLM_MODEL (and "
-                           "HOPGRAPH_LLM_BASE_URL for a local server such as Ollama or vLLM)")
+            raise LLMError("no LLM model configured",
+                           fix="set HOPGRAPH_LLM_MODEL (and HOPGRAPH_LLM_BASE_URL for a local "
+                           "server such as Ollama or vLLM), or pass --llm")
         self.settings = settings
         self.usage = Usage()
         # Retries are ours (see _with_retries), so the SDK must not retry on its own.
@@ -306,8 +266,35 @@ class LLMClient:
 
     def _error(self, what: str, detail: str) -> LLMError:
         return LLMError(f"{what} with model {self.settings.model!r} at {self.base_url} failed: "
-                        f"{detail} (check HOPGRAPH_LLM_MODEL, HOPGRAPH_LLM_BASE_URL, "
-                        "OPENAI_API_KEY)")
+                        f"{detail}",
+                        fix="check HOPGRAPH_LLM_MODEL, HOPGRAPH_LLM_BASE_URL, OPENAI_API_KEY")
+
+
+class EmbeddingClient:
+    """Vectors from any OpenAI-compatible /embeddings endpoint (OpenAI, Ollama, vLLM...)."""
+
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 timeout: float = 60.0, max_retries: int = 3) -> None:
+        self.model = model
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unset",
+            timeout=timeout, max_retries=max_retries,
+        )
+        self.base_url = str(self._client.base_url).rstrip("/")
+
+    def embed(self, texts: list[str]) -> list[list[float]]:
+        """One request: the endpoint's vector for each text, in order."""
+        try:
+            reply = self._client.embeddings.create(model=self.model, input=texts)
+        except Exception as exc:  # the SDK raises many types; all mean "no vectors"
+            raise LLMError(f"embedding request with model {self.model!r} failed: {exc}",
+                           where=self.base_url,
+                           fix="check HOPGRAPH_EMBED_BASE_URL and OPENAI_API_KEY") from exc
+        return [item.embedding for item in reply.data]
+
+    def close(self) -> None:
+        """Close the HTTP client."""
+        self._client.close()
 
 
 def parse_json_reply(text: str) -> dict[str, Any] | None:

@@ -1,10 +1,15 @@
-"""Typed input records: what every loader produces and ingestion consumes."""
+"""Typed records that flow between stages: input rows, load and ingest reports, search hits,
+and retrieval results (with their one JSON view, used by the CLI and the API alike)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
+SCORE_DIGITS = 6  # scores in JSON views are rounded to this many decimals
+
+
+# --- input ---------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Triplet:
@@ -33,13 +38,129 @@ class Problem:
     where: str
     what: str
 
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what}"
+
 
 @dataclass
 class LoadReport:
-    """What a loader read from one file: the good records and the skipped problems."""
+    """What one source gave: the good records and the skipped problems.
+
+    Loaders (files, Python items) and extractors (raw text) all produce one of these.
+    """
 
     path: str
     records: list[PassageRecord] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     rows_skipped: int = 0
     triplets_skipped: int = 0
+
+    def skip_row(self, where: str, what: str) -> None:
+        """Record a row that was left out, and why."""
+        self.problems.append(Problem(where, what))
+        self.rows_skipped += 1
+
+    def skip_triplet(self, where: str, what: str) -> None:
+        """Record a triplet that was left out, and why."""
+        self.problems.append(Problem(where, what))
+        self.triplets_skipped += 1
+
+
+# --- ingestion -----------------------------------------------------------------------------
+
+@dataclass
+class IngestSummary:
+    """What one ingestion added, found already present, and skipped."""
+
+    passages_added: int = 0
+    passages_present: int = 0
+    entities_added: int = 0
+    entities_present: int = 0
+    relations_added: int = 0
+    relations_present: int = 0
+    relations_linked: int = 0  # present relations that gained a passage
+    texts_embedded: int = 0
+    rows_skipped: int = 0
+    triplets_skipped: int = 0
+    problems: list[Problem] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def include(self, reports: list[LoadReport]) -> None:
+        """Count the loading problems of `reports` in, before those met while storing."""
+        self.problems[:0] = [p for report in reports for p in report.problems]
+        self.rows_skipped += sum(report.rows_skipped for report in reports)
+        self.triplets_skipped += sum(report.triplets_skipped for report in reports)
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain-JSON view, problems as "place: what" strings."""
+        out: dict[str, object] = {k: v for k, v in self.__dict__.items() if k != "problems"}
+        out["problems"] = [str(p) for p in self.problems]
+        return out
+
+
+# --- search and retrieval ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: row id, similarity (higher is better) and requested fields."""
+
+    id: str
+    score: float
+    fields: dict[str, Any]
+
+
+@dataclass
+class RelationHit:
+    """A relation that led to a passage, with its ranking score."""
+
+    id: str
+    text: str
+    score: float
+
+
+@dataclass
+class PassageHit:
+    """A retrieved passage, its score, and the relations that led to it (graph methods)."""
+
+    id: str
+    text: str
+    score: float
+    relations: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Retrieval:
+    """Everything one retrieval found, and how long each stage took."""
+
+    question: str
+    method: str
+    passages: list[PassageHit]
+    entities: list[dict[str, object]] = field(default_factory=list)
+    relations: list[RelationHit] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    llm: dict[str, object] | None = None  # what the LLM did, when one was used
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plain-JSON view: every field, scores rounded to SCORE_DIGITS decimals."""
+        out = asdict(self)
+        for item in out["passages"] + out["relations"]:
+            item["score"] = round(item["score"], SCORE_DIGITS)
+        return out
+
+
+def comparison_json(graph: Retrieval, naive: Retrieval) -> dict[str, Any]:
+    """Graph retrieval beside naive retrieval, as `hopgraph query --json` prints it."""
+    view = graph.as_dict()
+    return {
+        "question": view["question"],
+        "method": view["method"],
+        "graph": view["passages"],
+        "naive": naive.as_dict()["passages"],
+        "entities": view["entities"],
+        "relations": view["relations"],
+        "timings_ms": view["timings_ms"],
+        "naive_timings_ms": naive.timings_ms,
+        "notes": view["notes"],
+        "llm": view["llm"],
+    }

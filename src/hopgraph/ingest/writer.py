@@ -1,4 +1,4 @@
-"""Ingestion: records → content-derived rows → only the new ones embedded and stored."""
+"""The writer: records → content-derived rows → only the new ones embedded and stored."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import entity_id, passage_id, relation_id, relation_text
-from hopgraph.records import PassageRecord, Problem
+from hopgraph.records import IngestSummary, PassageRecord, Problem
 from hopgraph.store import (
     DOC_ID_MAX,
     NAME_MAX,
@@ -24,30 +24,6 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 _EMBED_CHUNK = 512
-
-
-@dataclass
-class IngestSummary:
-    """What one ingestion added, found already present, and skipped."""
-
-    passages_added: int = 0
-    passages_present: int = 0
-    entities_added: int = 0
-    entities_present: int = 0
-    relations_added: int = 0
-    relations_present: int = 0
-    relations_linked: int = 0  # present relations that gained a passage
-    texts_embedded: int = 0
-    rows_skipped: int = 0
-    triplets_skipped: int = 0
-    problems: list[Problem] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, object]:
-        """Plain-JSON view, problems as "place: what" strings."""
-        out = {k: v for k, v in self.__dict__.items() if k != "problems"}
-        out["problems"] = [f"{p.where}: {p.what}" for p in self.problems]
-        return out
 
 
 @dataclass

@@ -10,8 +10,9 @@ import numpy as np
 from scipy import sparse
 
 from hopgraph.identity import normalize
-from hopgraph.link import STOPWORDS
-from hopgraph.store import Hit, MilvusStore
+from hopgraph.records import Hit
+from hopgraph.retrieve.link import STOPWORDS
+from hopgraph.store import MilvusStore
 
 log = logging.getLogger(__name__)
 

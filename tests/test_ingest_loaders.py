@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 from conftest import BERNOULLI, MUSIQUE, need
 
-from hopgraph.loaders import InputError, load_file
+from hopgraph.ingest.loaders import InputError, load_file
 
 
 def write(tmp_path: Path, name: str, content: str) -> Path:

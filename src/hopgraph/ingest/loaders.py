@@ -11,13 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from hopgraph.identity import normalize
-from hopgraph.records import LoadReport, PassageRecord, Problem, Triplet
+from hopgraph.errors import InputError
+from hopgraph.ingest.triplets import read_triplets
+from hopgraph.records import LoadReport, PassageRecord
 
-
-class InputError(ValueError):
-    """A file that cannot be read as input at all."""
-
+__all__ = ["InputError", "load_file", "read_row", "read_text"]
 
 def load_file(path: str | Path) -> LoadReport:
     """Read one input file (format guessed from its content) into records and problems."""
@@ -28,10 +26,9 @@ def load_file(path: str | Path) -> LoadReport:
         read_row(row, where, report)
     if not report.records and report.problems:
         first = report.problems[0]
-        raise InputError(
-            f"{path}: no valid passage found ({len(report.problems)} problems; "
-            f"first at {first.where}: {first.what})"
-        )
+        raise InputError(f"no valid passage found ({len(report.problems)} problems; "
+                         f"first at {first.where}: {first.what})", where=str(path),
+                         fix="see the file formats in the README")
     return report
 
 
@@ -40,9 +37,9 @@ def read_text(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read file ({exc})") from exc
+        raise InputError(f"cannot read file ({exc})", where=str(path)) from exc
     if not text.strip():
-        raise InputError(f"{path}: file is empty")
+        raise InputError("file is empty", where=str(path))
     return text
 
 
@@ -65,8 +62,9 @@ def _rows(path: Path, raw: str, report: LoadReport) -> Iterable[tuple[str, Any]]
         yield f"{path}:line 1", doc  # a JSONL file holding a single row
     else:
         raise InputError(
-            f"{path}: unrecognized JSON; expected a list of passages, "
-            '{"passages": [...]}, {"docs": [...]} (HippoRAG OpenIE) or JSONL'
+            "unrecognized JSON", where=str(path),
+            fix='expected a list of passages, {"passages": [...]}, {"docs": [...]} '
+            "(HippoRAG OpenIE) or JSONL",
         )
 
 
@@ -79,24 +77,18 @@ def _jsonl_rows(path: Path, raw: str, report: LoadReport) -> Iterable[tuple[str,
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            report.problems.append(Problem(where, f"invalid JSON ({exc.msg})"))
-            report.rows_skipped += 1
+            report.skip_row(where, f"invalid JSON ({exc.msg})")
             continue
         parsed += 1
         yield where, row
     if parsed == 0:
-        raise InputError(f"{path}: neither JSON nor JSONL (no line parses as JSON)")
-
-
-def _skip_row(report: LoadReport, where: str, what: str) -> None:
-    report.problems.append(Problem(where, what))
-    report.rows_skipped += 1
+        raise InputError("neither JSON nor JSONL (no line parses as JSON)", where=str(path))
 
 
 def read_row(row: Any, where: str, report: LoadReport) -> None:
     """Check one input row; append its record, or its problems, to `report`."""
     if not isinstance(row, dict):
-        _skip_row(report, where, f"row is a {type(row).__name__}, expected an object")
+        report.skip_row(where, f"row is a {type(row).__name__}, expected an object")
         return
     if "passage" in row and "extracted_triples" not in row:
         text, triplets_raw, key = row.get("passage"), row.get("triplets", []), "triplets"
@@ -105,24 +97,24 @@ def read_row(row: Any, where: str, report: LoadReport) -> None:
     else:  # HippoRAG OpenIE doc: title + "\n" + text
         title, body = row.get("title"), row.get("text")
         if not isinstance(title, str) or not isinstance(body, str):
-            _skip_row(report, where, 'expected "passage", or "title" and "text" strings')
+            report.skip_row(where, 'expected "passage", or "title" and "text" strings')
             return
         text = f"{title}\n{body}" if title else body
         triplets_raw, key = row.get("extracted_triples", []), "extracted_triples"
         metadata, doc_id = {"title": title}, None
     if not isinstance(text, str) or not text.strip():
-        _skip_row(report, where, "passage text is missing or empty")
+        report.skip_row(where, "passage text is missing or empty")
         return
     if not isinstance(triplets_raw, list):
-        _skip_row(report, where, f'"{key}" must be a list')
+        report.skip_row(where, f'"{key}" must be a list')
         return
     if not isinstance(metadata, dict):
-        _skip_row(report, where, '"metadata" must be an object')
+        report.skip_row(where, '"metadata" must be an object')
         return
     if doc_id is not None and not isinstance(doc_id, (str, int)):
-        _skip_row(report, where, '"id" must be a string')
+        report.skip_row(where, '"id" must be a string')
         return
-    triplets = _read_triplets(triplets_raw, where, report)
+    triplets = read_triplets(triplets_raw, where, report)
     report.records.append(
         PassageRecord(
             text=text,
@@ -132,34 +124,3 @@ def read_row(row: Any, where: str, report: LoadReport) -> None:
             source=where,
         )
     )
-
-
-def _read_triplets(items: list[Any], where: str, report: LoadReport) -> list[Triplet]:
-    triplets: list[Triplet] = []
-    seen: set[tuple[str, str, str]] = set()
-    for i, item in enumerate(items):
-        problem = _triplet_problem(item)
-        if problem is None:
-            key = tuple(normalize(part) for part in item)
-            if key in seen:
-                problem = "duplicate of an earlier triplet"
-        if problem is not None:
-            report.problems.append(Problem(f"{where} triplet {i}", problem))
-            report.triplets_skipped += 1
-            continue
-        seen.add(key)
-        triplets.append(Triplet(*(part.strip() for part in item)))
-    return triplets
-
-
-def _triplet_problem(item: Any) -> str | None:
-    if not isinstance(item, (list, tuple)):
-        return f"expected [subject, predicate, object], got {type(item).__name__}"
-    if len(item) != 3:
-        return f"expected 3 parts, got {len(item)}"
-    for name, part in zip(("subject", "predicate", "object"), item, strict=True):
-        if not isinstance(part, str):
-            return f"{name} is {type(part).__name__}, expected a string"
-        if not part.strip():
-            return f"{name} is empty"
-    return None

@@ -4,7 +4,7 @@ from conftest import QUESTION
 
 from hopgraph import GraphRAG
 from hopgraph.retrieve import OFFLINE_METHODS
-from hopgraph.search import MemorySearcher, MilvusSearcher, make_searcher
+from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher, make_searcher
 
 EULER = "Leonhard Euler (1707"
 DANIEL = "Daniel Bernoulli (1700"

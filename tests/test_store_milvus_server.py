@@ -18,8 +18,8 @@ from pymilvus import MilvusClient
 
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
-from hopgraph.search import MilvusSearcher
-from hopgraph.store import StoreError
+from hopgraph.errors import StoreError
+from hopgraph.retrieve.search import MilvusSearcher
 
 PORT = 19530
 STARTUP_TIMEOUT_S = 180.0  # cold start is ~10 s; leave room for a slow CI machine

@@ -136,7 +136,7 @@ def test_many_graphs_in_one_database(open_graph, tmp_path: Path) -> None:
 
 
 def test_opening_with_another_embedder_is_an_error(open_graph, tmp_path: Path) -> None:
-    from hopgraph.store import StoreError
+    from hopgraph.errors import StoreError
 
     rag = open_graph()
     rag.add([{"passage": "A is B.", "triplets": [["A", "is", "B"]]}])
@@ -152,7 +152,7 @@ def test_opening_with_another_embedder_is_an_error(open_graph, tmp_path: Path) -
 
 
 def test_query_on_missing_graph_is_an_error(open_graph) -> None:
-    from hopgraph.store import StoreError
+    from hopgraph.errors import StoreError
 
     with pytest.raises(StoreError, match="does not exist"):
         open_graph("absent", create=False)

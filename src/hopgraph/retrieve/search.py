@@ -18,8 +18,9 @@ from typing import Protocol
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.lexical import LexicalSearch, LocalBM25
-from hopgraph.store import Hit, MilvusStore
+from hopgraph.records import Hit
+from hopgraph.retrieve.lexical import LexicalSearch, LocalBM25
+from hopgraph.store import MilvusStore
 
 log = logging.getLogger(__name__)
 

@@ -78,7 +78,8 @@ def test_demo(tmp: Path) -> None:
 
 
 def test_one_shot_commands_search_in_milvus(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hopgraph.cli import _memory_limit, build_parser
+    from hopgraph.cli import build_parser
+    from hopgraph.cli.common import memory_limit as _memory_limit
 
     parse = build_parser().parse_args
     monkeypatch.delenv("HOPGRAPH_MEMORY_LIMIT", raising=False)

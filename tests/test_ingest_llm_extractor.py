@@ -1,9 +1,8 @@
-"""Building records from raw documents: reading, chunking, estimating and LLM extraction."""
+"""LLM triplet extraction: prompts, token estimates, replies good and bad, resuming."""
 
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import os
 import subprocess
@@ -14,20 +13,16 @@ from typing import Any
 import pytest
 from llm_server import FakeLLMServer, Reply
 
-from hopgraph.extract import (
+from hopgraph.embed.local import count_tokens
+from hopgraph.ingest.documents import Chunk
+from hopgraph.ingest.llm_extractor import (
     PASSAGE_MARKER,
-    Chunk,
-    Document,
     build_prompt,
-    chunk_documents,
-    count_tokens,
     estimate,
     extract_records,
     load_prompt,
-    read_documents,
 )
-from hopgraph.loaders import InputError
-from hopgraph.records import Problem, Triplet
+from hopgraph.records import Triplet
 
 
 @pytest.fixture
@@ -52,79 +47,6 @@ def answer_by_passage(replies: dict[str, Reply]) -> Any:
         passage = prompt[len(build_prompt(load_prompt(), "").rstrip()):]
         return next(reply for key, reply in replies.items() if key in passage)
     return respond
-
-
-def test_read_documents_from_folder_and_files(tmp_path: Path) -> None:
-    (tmp_path / "sub").mkdir()
-    (tmp_path / "b.txt").write_text("Bob lives in Bern.", encoding="utf-8")
-    (tmp_path / "sub" / "a.md").write_text("# Alice\n\nAlice lives in Arles.", encoding="utf-8")
-    (tmp_path / "data.csv").write_text("x,y\n", encoding="utf-8")
-    (tmp_path / ".hidden.txt").write_text("ignored", encoding="utf-8")
-    problems: list[Problem] = []
-    docs = read_documents([tmp_path], problems)
-    assert [Path(d.path).relative_to(tmp_path).as_posix() for d in docs] == ["b.txt", "sub/a.md"]
-    assert docs[0].text == "Bob lives in Bern."
-    assert len(problems) == 1 and problems[0].where.endswith("data.csv")
-    assert "unsupported" in problems[0].what
-    assert read_documents([tmp_path / "b.txt"]) == [docs[0]]
-
-
-@pytest.mark.parametrize(("name", "content", "message"), [
-    ("empty.txt", "  \n", "empty"),
-    ("table.csv", "x,y", "unsupported file type"),
-    ("latin.txt", b"caf\xe9", "cannot read"),
-])
-def test_bad_named_files_raise_input_error(tmp_path: Path, name: str, content: str | bytes,
-                                           message: str) -> None:
-    path = tmp_path / name
-    if isinstance(content, bytes):
-        path.write_bytes(content)
-    else:
-        path.write_text(content, encoding="utf-8")
-    with pytest.raises(InputError, match=message) as caught:
-        read_documents([path])
-    assert name in str(caught.value)
-
-
-def test_missing_path_and_folder_without_documents_raise(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="no such file"):
-        read_documents([tmp_path / "nope.txt"])
-    (tmp_path / "only.csv").write_text("x", encoding="utf-8")
-    with pytest.raises(InputError, match=r"no \.txt"):
-        read_documents([tmp_path])
-
-
-def test_pdf_without_text_is_a_problem_not_a_crash(tmp_path: Path) -> None:
-    pypdf = pytest.importorskip("pypdf")
-    writer = pypdf.PdfWriter()
-    writer.add_blank_page(200, 200)
-    with open(tmp_path / "scan.pdf", "wb") as out:
-        writer.write(out)
-    (tmp_path / "note.txt").write_text("Carol met Dan.", encoding="utf-8")
-    problems: list[Problem] = []
-    docs = read_documents([tmp_path], problems)
-    assert [Path(d.path).name for d in docs] == ["note.txt"]
-    assert problems[0].where.endswith("scan.pdf") and "no extractable text" in problems[0].what
-    (tmp_path / "broken.pdf").write_bytes(b"not a pdf at all")
-    with pytest.raises(InputError, match=r"broken\.pdf"):
-        read_documents([tmp_path / "broken.pdf"])
-
-
-def test_long_text_becomes_overlapping_chunks_within_the_limit() -> None:
-    text = " ".join(f"Fact {i}: Alice {i} met Bob {i} in town {i}." for i in range(80))
-    chunks = chunk_documents([Document("long.txt", text), Document("short.md", "# Hi\n\nYo.")],
-                             chunk_tokens=60, overlap_tokens=25)
-    long = [c for c in chunks if c.doc == "long.txt"]
-    assert len(long) > 3
-    assert [c.index for c in long] == list(range(len(long)))
-    assert all(0 < c.tokens <= 60 and c.tokens == count_tokens(c.text) for c in long)
-    for before, after in itertools.pairwise(long):
-        first_sentence = after.text.split(".")[0] + "."
-        assert first_sentence in before.text  # the next chunk starts inside this one
-    assert [(c.doc, c.index, c.text) for c in chunks if c.doc == "short.md"] == [
-        ("short.md", 0, "# Hi\n\nYo.")]
-    with pytest.raises(ValueError, match="overlap"):
-        chunk_documents([], chunk_tokens=10, overlap_tokens=10)
 
 
 def test_prompt_template_has_one_marker_and_survives_braces() -> None:
@@ -165,7 +87,11 @@ def test_good_replies_become_records(server: FakeLLMServer, make_client: Any) ->
     assert first.metadata == {"source": "notes/a.txt", "chunk": 0}
     assert first.triplets == [Triplet("Alice", "met", "Bob"), Triplet("Alice", "lives in", "Paris")]
     assert report.records[1].triplets == []
-    assert (report.chunks, report.triplets, report.chunks_failed, report.problems) == (2, 2, 0, [])
+    assert (report.chunks, report.triplets, report.chunks_failed) == (2, 2, 0)
+    # A repeated fact is skipped and reported, exactly as a repeat in an input file is.
+    assert report.triplets_skipped == 1
+    assert [str(p) for p in report.problems] == [
+        "notes/a.txt#0 triplet 2: duplicate of an earlier triplet"]
     bodies = [r.body for r in server.chat_requests]
     assert all(b["response_format"] == {"type": "json_object"} for b in bodies)
     assert sorted(b["messages"][-1]["content"] for b in bodies) == sorted(

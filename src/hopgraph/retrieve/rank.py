@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from hopgraph.store import Hit
+from hopgraph.records import Hit
 
 POOL = 30  # passages each search contributes before fusion
-ENTITY_TOP_K = 3  # graph entities per query entity (SPEC step 4)
+ENTITY_TOP_K = 3  # graph entities per query entity (entity search, seed method)
 ENTITY_MIN_SCORE = 0.8  # cosine below this is a different entity, not a spelling of it
-RELATION_TOP_K = 10  # relations per question (SPEC step 5)
+RELATION_TOP_K = 10  # relations per question (relation search, seed method)
 LEXICAL_WEIGHT = 0.05  # BM25 share, after dividing by the query's best BM25 score
 
 

@@ -1,4 +1,4 @@
-"""LLM steps of retrieval (SPEC steps 4 and 7): query entities and relation reranking.
+"""LLM steps of retrieval: the question's entities, and the rerank of candidate relations.
 
 Each step returns its result or raises `Fallback` with the reason; the caller then uses the
 offline path and says so in the result. Nothing here talks HTTP: `hopgraph.llm` does.

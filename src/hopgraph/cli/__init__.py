@@ -1,0 +1,61 @@
+"""The `hopgraph` command line: ingest, query, ask, stats, drop, demo, eval.
+
+One module per command family (ingest, query, admin, bench); this one builds the parser and
+turns hopgraph's errors into exit codes: 1 for a `HopgraphError`, 2 for a `UsageError` (and for
+argparse's own usage errors).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from hopgraph.cli import admin, bench, ingest, query
+from hopgraph.errors import HopgraphError, UsageError
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for every subcommand."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--uri", help="Milvus URI: a .db path (Milvus Lite, default "
+                        "./hopgraph.db) or http://host:19530 [env HOPGRAPH_URI]")
+    common.add_argument("--token", help="Milvus / Zilliz Cloud token [env HOPGRAPH_TOKEN]")
+    common.add_argument("--graph", help="graph name; one database holds many "
+                        "(default hopgraph) [env HOPGRAPH_GRAPH]")
+    common.add_argument("--embedder", help="'local' (all-MiniLM-L6-v2, default) or "
+                        "'openai:MODEL' [env HOPGRAPH_EMBEDDER]")
+    common.add_argument("-v", "--verbose", action="store_true", help="log progress details")
+
+    llm_options = argparse.ArgumentParser(add_help=False)
+    llm_options.add_argument("--llm", metavar="MODEL", help="chat model of an OpenAI-compatible "
+                             "server [env HOPGRAPH_LLM_MODEL]; none: offline")
+    llm_options.add_argument("--llm-base-url", metavar="URL", help="its base URL, e.g. "
+                             "http://localhost:11434/v1 for Ollama [env HOPGRAPH_LLM_BASE_URL]")
+    llm_options.add_argument("--no-llm", action="store_true",
+                             help="offline path even when an LLM is configured")
+
+    parser = argparse.ArgumentParser(prog="hopgraph", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    ingest.add_parser(sub, [common, llm_options])
+    query.add_parsers(sub, [common, llm_options])
+    admin.add_parsers(sub, [common])
+    bench.add_parser(sub, [common])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the `hopgraph` command."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return args.func(args)
+    except UsageError as exc:
+        print(f"hopgraph {args.command}: usage error: {exc}", file=sys.stderr)
+        return 2
+    except HopgraphError as exc:
+        print(f"hopgraph {args.command}: error: {exc}", file=sys.stderr)
+        return 1

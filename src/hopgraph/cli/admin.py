@@ -1,0 +1,104 @@
+"""`hopgraph stats`, `drop` and `demo`: looking after graphs, and the offline demo."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from hopgraph.api import GraphRAG
+from hopgraph.cli.common import open_store
+from hopgraph.cli.query import print_comparison
+from hopgraph.errors import InputError
+from hopgraph.ingest.loaders import read_text
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Row counts and stored settings of a graph."""
+    store = open_store(args)
+    try:
+        stats = store.stats()
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(stats, ensure_ascii=False, indent=2))
+    else:
+        for key, value in stats.items():
+            print(f"{key:<10} {value}")
+    return 0
+
+
+def cmd_drop(args: argparse.Namespace) -> int:
+    """Delete a graph, after asking (or with --yes)."""
+    store = open_store(args)
+    try:
+        if not args.yes:
+            if not sys.stdin.isatty():
+                print("drop: refusing without --yes (no terminal to ask on)", file=sys.stderr)
+                return 2
+            answer = input(f"Delete graph {store.graph!r} at {store.uri} and everything in "
+                           "it? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("nothing deleted")
+                return 1
+        store.drop()
+    finally:
+        store.close()
+    print(f"dropped graph {store.graph!r}")
+    return 0
+
+
+def demo_data_path() -> Path:
+    """The Bernoulli demo file: $HOPGRAPH_DEMO_DATA, or ../shared/data beside the project."""
+    env = os.environ.get("HOPGRAPH_DEMO_DATA")
+    candidates = [Path(env)] if env else []
+    relative = Path("shared/data/bernoulli/nano.json")
+    for base in (Path.cwd(), *Path.cwd().parents, *Path(__file__).resolve().parents):
+        candidates.append(base / ".." / relative)
+        candidates.append(base / relative)
+    for path in candidates:
+        if path.is_file():
+            return path.resolve()
+    raise InputError("the Bernoulli demo data (shared/data/bernoulli/nano.json) was not found "
+                     "beside the project", fix="set HOPGRAPH_DEMO_DATA=/path/to/nano.json")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """The Bernoulli side by side, in a fresh temporary graph."""
+    path = Path(args.data) if args.data else demo_data_path()
+    try:
+        question = json.loads(read_text(path))["queries"][0]["question"]
+    except (json.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+        raise InputError(f"not a demo file: no queries[0].question ({exc!r})",
+                         where=str(path)) from None
+    with tempfile.TemporaryDirectory(prefix="hopgraph-demo-") as tmp:
+        uri = str(Path(tmp) / "demo.db")
+        with GraphRAG(uri=uri, graph="demo", embedder=args.embedder) as rag:
+            summary = rag.add_files([path])
+            print(f"loaded {path.name}: {summary.passages_added} passages, "
+                  f"{summary.entities_added} entities, {summary.relations_added} relations "
+                  f"({summary.seconds:.1f}s)\n")
+            graph = rag.retrieve(question, top_k=args.top_k)
+            naive = rag.naive(question, top_k=args.top_k)
+    print_comparison(graph, naive)
+    return 0
+
+
+def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
+                ) -> None:
+    """The `stats`, `drop` and `demo` subcommands."""
+    p = sub.add_parser("stats", parents=parents, help="row counts of a graph")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_stats)
+
+    p = sub.add_parser("drop", parents=parents, help="delete a graph")
+    p.add_argument("--yes", action="store_true", help="do not ask")
+    p.set_defaults(func=cmd_drop)
+
+    p = sub.add_parser("demo", parents=parents, help="Bernoulli demo in a temporary graph")
+    p.add_argument("--data", help="demo file (default: ../shared/data/bernoulli/nano.json)")
+    p.add_argument("--top-k", type=int, default=2)
+    p.set_defaults(func=cmd_demo)

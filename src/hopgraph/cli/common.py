@@ -1,0 +1,88 @@
+"""What the commands share: opening a graph or an LLM as the arguments say, progress bars."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+from typing import Any
+
+from hopgraph.api import GraphRAG
+from hopgraph.config import LLMSettings, Settings
+from hopgraph.errors import StoreError
+from hopgraph.llm import LLMClient
+from hopgraph.store import MilvusStore
+
+NO_LLM_HELP = (
+    "An LLM is needed to write the answer, and none is configured. Point hopgraph at any "
+    "OpenAI-compatible server:\n"
+    "  OpenAI:  export OPENAI_API_KEY=sk-...; export HOPGRAPH_LLM_MODEL=gpt-4o-mini\n"
+    "  Ollama:  export HOPGRAPH_LLM_MODEL=llama3.1 "
+    "HOPGRAPH_LLM_BASE_URL=http://localhost:11434/v1\n"
+    "  or pass --llm MODEL [--llm-base-url URL]. The retrieved evidence is shown above."
+)
+
+
+def llm_client(args: argparse.Namespace) -> LLMClient | None:
+    """The LLM client the arguments and HOPGRAPH_LLM_* ask for, or None (offline)."""
+    if getattr(args, "no_llm", False):
+        return None
+    settings = LLMSettings.from_env(model=getattr(args, "llm", None),
+                                    base_url=getattr(args, "llm_base_url", None))
+    return LLMClient(settings) if settings.configured else None
+
+
+def open_graph(args: argparse.Namespace, create: bool = True, llm: LLMClient | None = None
+               ) -> GraphRAG:
+    """The graph the common options name (--uri, --graph, --token, --embedder)."""
+    return GraphRAG(uri=args.uri, graph=args.graph, token=args.token, embedder=args.embedder,
+                    create=create, llm=llm, memory_limit=memory_limit(args))
+
+
+def memory_limit(args: argparse.Namespace) -> int | None:
+    """One question per process: search in Milvus unless told otherwise.
+
+    Mirroring the vectors costs seconds (8 s for the 35k rows of MuSiQue) and pays off only
+    over many questions; `eval` and library users keep the mirror.
+    """
+    if getattr(args, "memory_limit", None) is not None:
+        return args.memory_limit
+    one_shot = args.command in ("query", "ask") and "HOPGRAPH_MEMORY_LIMIT" not in os.environ
+    return 0 if one_shot else None
+
+
+def open_store(args: argparse.Namespace) -> MilvusStore:
+    """The graph's collections alone: stats and drop need no embedder and no graph load."""
+    settings = Settings.load(uri=args.uri, graph=args.graph, token=args.token)
+    store = MilvusStore(settings.uri, settings.graph, settings.token)
+    if not store.exists():
+        store.close()
+        raise StoreError(f"graph {settings.graph!r} does not exist at {settings.uri}",
+                         fix="check --uri and --graph, or ingest first")
+    return store
+
+
+class Bars:
+    """One tqdm bar per embedding stage."""
+
+    def __init__(self) -> None:
+        from tqdm import tqdm
+
+        self._tqdm = tqdm
+        self._bars: dict[str, Any] = {}
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        """Move the bar of `stage` to `done` of `total`."""
+        bar = self._bars.get(stage)
+        if bar is None:
+            bar = self._bars[stage] = self._tqdm(total=total, desc=f"embed {stage}", unit="txt",
+                                                 file=sys.stderr, leave=False)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+
+def short(text: str, width: int) -> str:
+    """`text` on one line, cut to `width` characters."""
+    return textwrap.shorten(" ".join(text.split()), width=width, placeholder=" …")

@@ -1,0 +1,105 @@
+"""`hopgraph ingest`: passage/triplet files, or raw documents with --extract."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from hopgraph.cli.common import NO_LLM_HELP, Bars, llm_client, open_graph
+from hopgraph.errors import LLMError
+from hopgraph.records import IngestSummary, LoadReport
+
+
+def _extract(args: argparse.Namespace) -> list[LoadReport] | None:
+    """Raw documents → chunks → LLM triplets, as load reports; None after a dry run."""
+    from tqdm import tqdm
+
+    from hopgraph.ingest.documents import chunk_documents, read_documents
+    from hopgraph.ingest.llm_extractor import estimate, extract_records
+
+    reading = LoadReport(path="documents")
+    docs = read_documents(args.files, reading.problems)
+    chunks = chunk_documents(docs, chunk_tokens=args.chunk_tokens,
+                             overlap_tokens=args.overlap_tokens)
+    if args.dry_run:
+        guess = estimate(chunks)
+        print(f"{len(docs)} documents, {guess.chunks} chunks of <= {args.chunk_tokens} tokens "
+              f"({args.overlap_tokens} overlap)\nestimated prompt tokens: {guess.prompt_tokens} "
+              f"(largest prompt {guess.max_prompt_tokens}; counted with the MiniLM tokenizer, "
+              "so close to, not equal to, the LLM's count); no LLM call made")
+        for problem in reading.problems:
+            print(f"skipped {problem}", file=sys.stderr)
+        return None
+    llm = llm_client(args)
+    if llm is None:
+        raise LLMError("--extract needs an LLM to extract triplets, and none is configured",
+                         fix=NO_LLM_HELP.split("\n", 1)[1].replace(
+                             " The retrieved evidence is shown above.", ""))
+    with llm, tqdm(total=len(chunks), desc="extract", unit="chunk", file=sys.stderr,
+                   disable=args.quiet) as bar:
+        report = extract_records(llm, chunks, progress=bar.update)
+        usage = llm.usage.as_dict()
+    print(f"extracted {report.triplets} triplets from {len(chunks)} chunks of {len(docs)} "
+          f"documents ({report.cached} chunks from cache, {report.chunks_failed} failed, "
+          f"{report.triplets_skipped} malformed triplets skipped); LLM " +
+          ", ".join(f"{k} {v}" for k, v in usage.items()), file=sys.stderr)
+    return [reading, report]
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Ingest files (or extracted documents) and print what was added and skipped."""
+    extracted = None
+    if args.extract:
+        extracted = _extract(args)
+        if extracted is None:
+            return 0
+    with open_graph(args) as rag:
+        bars = None if args.quiet else Bars()
+        if extracted is not None:
+            summary = rag.add_reports(extracted, progress=bars)
+        else:
+            summary = rag.add_files(args.files, progress=bars)
+    if args.json:
+        print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        print_summary(summary, args.show_problems)
+    return 0
+
+
+def print_summary(summary: IngestSummary, show_problems: int) -> None:
+    """The ingest summary for people: problems on stderr, counts on stdout."""
+    for problem in summary.problems[:show_problems]:
+        print(f"skipped {problem}", file=sys.stderr)
+    hidden = len(summary.problems) - show_problems
+    if hidden > 0:
+        print(f"... and {hidden} more problems (--show-problems N, or --json)", file=sys.stderr)
+    print(
+        f"passages:  {summary.passages_added} added, {summary.passages_present} already present\n"
+        f"entities:  {summary.entities_added} added, {summary.entities_present} already present\n"
+        f"relations: {summary.relations_added} added, {summary.relations_present} already "
+        f"present ({summary.relations_linked} linked to new passages)\n"
+        f"skipped:   {summary.rows_skipped} malformed rows, "
+        f"{summary.triplets_skipped} malformed triplets\n"
+        f"embedded:  {summary.texts_embedded} texts in {summary.seconds:.1f}s"
+    )
+
+
+def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
+               ) -> None:
+    """The `ingest` subcommand."""
+    p = sub.add_parser("ingest", parents=parents,
+                       help="ingest passage/triplet files, or raw text with --extract")
+    p.add_argument("files", nargs="+", help="JSON, JSONL or HippoRAG OpenIE files; with "
+                   "--extract: .txt, .md, .pdf files or folders of them")
+    p.add_argument("--extract", action="store_true",
+                   help="raw documents: chunk them and extract triplets with the LLM")
+    p.add_argument("--dry-run", action="store_true",
+                   help="with --extract: print chunks and estimated tokens, call nothing")
+    p.add_argument("--chunk-tokens", type=int, default=512, help="chunk size (512)")
+    p.add_argument("--overlap-tokens", type=int, default=64, help="chunk overlap (64)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--show-problems", type=int, default=10, metavar="N",
+                   help="list the first N skipped rows/triplets (default 10)")
+    p.set_defaults(func=cmd_ingest)

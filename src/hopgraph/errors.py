@@ -1,0 +1,51 @@
+"""The errors hopgraph raises on purpose: one base class, one subclass per kind of failure.
+
+Every error says what failed, where (file, line, row id, URI) when there is a place, and what
+to do about it. Callers catch `HopgraphError` for "hopgraph refused or could not do this";
+anything else escaping hopgraph is a bug. The command line exits 1 on a `HopgraphError`, 2 on a
+`UsageError`.
+
+The subclasses also derive from the built-in type older releases raised (ValueError for bad
+input and arguments, RuntimeError for failing systems), so existing ``except`` clauses keep
+working.
+"""
+
+from __future__ import annotations
+
+
+class HopgraphError(Exception):
+    """Base of every error hopgraph raises on purpose.
+
+    `what` says what failed; `where` names the file, line, id or URI it concerns (shown first);
+    `fix` says what to do (shown last).
+    """
+
+    def __init__(self, what: str, *, where: str | None = None, fix: str | None = None) -> None:
+        self.what = what
+        self.where = where
+        self.fix = fix
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        text = f"{self.where}: {self.what}" if self.where else self.what
+        return f"{text}; {self.fix}" if self.fix else text
+
+
+class UsageError(HopgraphError, ValueError):
+    """An argument or setting has a value hopgraph cannot use (unknown method, top_k < 1...)."""
+
+
+class InputError(HopgraphError, ValueError):
+    """An input file, folder or row cannot be read as input at all."""
+
+
+class StoreError(HopgraphError, RuntimeError):
+    """Milvus cannot do what was asked (missing graph, wrong embedder, backend failure)."""
+
+
+class EmbedderError(HopgraphError, RuntimeError):
+    """The embedder could not be created or did not answer."""
+
+
+class LLMError(HopgraphError, RuntimeError):
+    """The LLM could not be reached or did not give a usable reply (after any retries)."""

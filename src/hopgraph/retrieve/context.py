@@ -1,0 +1,84 @@
+"""What every retrieval method works with, and the steps they share.
+
+A `Context` holds the graph, the embedder, the searcher and the optional LLM of one opened
+graph; a `Clock` times named stages. Methods (naive, seed, default, llm_method) are plain
+functions of a context: they return a `Retrieval`, and `pipeline` dispatches between them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from hopgraph.embed import Embedder
+from hopgraph.graph import KnowledgeGraph
+from hopgraph.llm import LLMClient
+from hopgraph.records import PassageHit
+from hopgraph.retrieve.link import EntityLinker, EntityMatch
+from hopgraph.retrieve.search import Searcher
+
+
+class Clock:
+    """Milliseconds spent per named stage (a stage entered twice adds up)."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time the enclosed block as stage `name`."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.ms[name] = self.ms.get(name, 0.0) + (time.perf_counter() - started) * 1000
+
+
+@dataclass
+class Context:
+    """One opened graph as the retrieval methods see it."""
+
+    graph: KnowledgeGraph
+    embedder: Embedder
+    search: Searcher
+    llm: LLMClient | None = None
+    _linker: EntityLinker | None = field(default=None, repr=False)
+
+    @property
+    def linker(self) -> EntityLinker:
+        """Entity-name index over the graph, built on first use."""
+        if self._linker is None:
+            self._linker = EntityLinker(self.graph.entity_names)
+        return self._linker
+
+
+def query_entities(ctx: Context, question: str, given: list[str] | None,
+                   notes: list[str]) -> list[EntityMatch]:
+    """Given names resolved to graph entities, else entities linked from the question."""
+    if not given:
+        return ctx.linker.link(question)
+    matches: list[EntityMatch] = []
+    for name in given:
+        found = ctx.linker.resolve(name)
+        if not found:
+            notes.append(f"entity {name!r} is not in the graph")
+        matches.extend(found)
+    if not matches:
+        notes.append("no given entity is in the graph; entities linked from the question")
+        return ctx.linker.link(question)
+    return matches
+
+
+def entity_dicts(matches: list[EntityMatch]) -> list[dict[str, object]]:
+    """The query entities as a result lists them."""
+    return [{"name": m.name, "matched": m.matched, "how": m.how, "score": round(m.score, 3)}
+            for m in matches]
+
+
+def fill_texts(ctx: Context, passages: list[PassageHit]) -> None:
+    """Give each hit its passage text (methods rank by id; texts are fetched once, at the end)."""
+    text = ctx.search.texts([p.id for p in passages])
+    for p in passages:
+        p.text = text.get(p.id, "")

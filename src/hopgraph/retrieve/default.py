@@ -1,0 +1,95 @@
+"""The `default` method: graph-guided re-query through bridge entities.
+
+The question names its first entity but not the next ones; the graph proposes who the unnamed
+"bridge" entities are (`bridge.BridgeFinder`), and each becomes a probe "question + bridge
+name" that searches the passages again. The README ("How the default works") explains each
+step and its constants. This module does the searching; `bridge` holds the choices.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hopgraph.records import PassageHit, RelationHit, Retrieval
+from hopgraph.retrieve import bridge, rank
+from hopgraph.retrieve.context import Clock, Context
+from hopgraph.retrieve.link import EntityMatch
+
+
+def run_default(ctx: Context, question: str, qvec: np.ndarray, matches: list[EntityMatch],
+                top_k: int, clock: Clock) -> Retrieval:
+    """The `top_k` passages by max-merged question and bridge-probe searches."""
+    graph = ctx.graph
+    linked = {m.index for m in matches}
+    with clock.stage("search_graph"):
+        scores = ctx.search.relations(qvec, bridge.RELATION_POOL)[0]
+        own = [r for r in graph.relations_of(np.array(sorted(linked))).tolist()
+               if r not in scores]
+        scores.update(ctx.search.score_relations(qvec, own))
+    with clock.stage("bridges"):
+        finder = bridge.BridgeFinder(graph, question, linked)
+        probes = finder.bridges(scores)
+        if probes:
+            probes += _chain(ctx, qvec, finder, probes, scores)
+    with clock.stage("embed_probes"):
+        vectors = np.vstack([qvec, ctx.embedder.embed([p.text for p in probes])])
+    pool = max(top_k, rank.POOL)
+    with clock.stage("search_passages"):
+        dense = ctx.search.passages(vectors, pool)
+    with clock.stage("search_lexical"):
+        lexical = ctx.search.lexical([question] + [p.text for p in probes], pool)
+    with clock.stage("rank"):
+        per_search = [rank.with_lexical(d, lx) for d, lx in zip(dense, lexical, strict=True)]
+        merged = bridge.merge_searches(
+            per_search[0], list(zip(probes, per_search[1:], strict=True)),
+            {p.entity: graph.passages_of_entity(p.entity) for p in probes},
+        )
+        best = sorted(merged.items(), key=lambda kv: -kv[1].score)[:top_k]
+        passages = [PassageHit(pid, "", s.score, _evidence(ctx, s.probe)) for pid, s in best]
+    relations = [RelationHit(graph.relations[p.relation].id, graph.relations[p.relation].text,
+                             p.confidence) for p in probes]
+    notes = [] if probes else ["no bridge entity found; dense + lexical ranking only"]
+    return Retrieval(question, "default", passages, relations=relations, notes=notes)
+
+
+def _chain(ctx: Context, qvec: np.ndarray, finder: bridge.BridgeFinder,
+           probes: list[bridge.Probe], scores: dict[int, float]) -> list[bridge.Probe]:
+    """Third-hop probes: neighbours of the best bridge, ranked by path score."""
+    graph = ctx.graph
+    first = probes[0]
+    around = graph.relations_of(np.array([first.entity])).tolist()
+    inner = [first.entity]
+    if around == [first.relation]:  # a dead end: go on from the names inside its name
+        inner = _and_inner(ctx, first.entity)
+        around = graph.relations_of(np.array(inner)).tolist()
+    scores.update(ctx.search.score_relations(qvec, [r for r in around if r not in scores]))
+    candidates = finder.chain_candidates(first, {r: scores.get(r, 0.0) for r in around},
+                                         {p.entity for p in probes}, set(inner))
+    onward_rels = {c[0]: [r for r in graph.relations_of(np.array([c[0]])).tolist()
+                          if r != c[2]] for c in candidates}
+    missing = sorted({r for rels in onward_rels.values() for r in rels} - scores.keys())
+    scores.update(ctx.search.score_relations(qvec, missing))
+    onward = {e: max((scores.get(r, 0.0) for r in rels), default=0.0)
+              for e, rels in onward_rels.items()}
+    return finder.chain(first, candidates, onward)
+
+
+def _and_inner(ctx: Context, entity: int) -> list[int]:
+    """An entity and the entities named inside its name.
+
+    Extracted names vary: "Johann Bernoulli's influence" is its own node, with one relation,
+    while the facts are on "Johann Bernoulli". Walking on from both lets a third hop start
+    from a bridge that was found under a longer name. Used only for dead ends: for a bridge
+    with relations of its own, inner names are usually other things ("Mississippi" inside
+    "Mississippi River").
+    """
+    inner = {m.index for m in ctx.linker.link(ctx.graph.entity_names[entity], whole=False)}
+    return sorted(inner | {entity})
+
+
+def _evidence(ctx: Context, probe: bridge.Probe | None) -> list[str]:
+    """The relation that led to a passage's best probe, as shown to users."""
+    if probe is None:
+        return []
+    name = ctx.graph.entity_names[probe.entity]
+    return [f"{ctx.graph.relations[probe.relation].text}  (bridge: {name})"]

@@ -1,0 +1,282 @@
+"""Milvus storage for one graph: entity, relation, passage and meta collections.
+
+With `schema`, the only modules that import pymilvus. Works with Milvus Lite (a local ``.db``
+path), a Milvus server (``http://host:19530``) and Zilliz Cloud (URI + token). Failures of
+the backend reach callers as `StoreError`, naming the graph and URI.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# Milvus Lite's embedded server throttles the client's keepalive pings and gRPC's C core
+# prints each "GOAWAY too_many_pings" to stderr; the client reconnects by itself. Errors
+# that matter still reach us as exceptions. Must be set before gRPC loads.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+from pymilvus import MilvusClient
+from pymilvus.exceptions import MilvusException
+
+from hopgraph.errors import StoreError
+from hopgraph.records import Hit
+from hopgraph.store import schema
+
+log = logging.getLogger(__name__)
+
+
+class _DropKnownNoise(logging.Filter):
+    """Milvus Lite lacks the timestamp call query iterators start with; pymilvus falls back to
+    a client-side timestamp, which is correct for us, but both sides log it loudly per scan."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return "mvccTs" not in message and "Method not implemented" not in message
+
+
+for _name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
+    logging.getLogger(_name).addFilter(_DropKnownNoise())
+
+_BATCH = 1000
+_PAGE = 4096
+_GRAPH_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
+_META_ID = "graph"
+
+
+def _is_local(uri: str) -> bool:
+    return "://" not in uri
+
+
+class MilvusStore:
+    """The four collections of one named graph in one Milvus database."""
+
+    def __init__(self, uri: str, graph: str, token: str | None = None) -> None:
+        if not _GRAPH_NAME.match(graph):
+            raise StoreError(f"graph name {graph!r} is invalid",
+                             fix="use letters, digits and '_', not starting with a digit")
+        if _is_local(uri):
+            Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        self.uri = uri
+        self.graph = graph
+        try:
+            self._client = MilvusClient(uri=uri, token=token or "")
+        except MilvusException as exc:
+            raise StoreError(f"cannot open Milvus: {exc}", where=uri,
+                             fix="check --uri / HOPGRAPH_URI and --token") from exc
+        self.entities = f"{graph}_entities"
+        self.relations = f"{graph}_relations"
+        self.passages = f"{graph}_passages"
+        self.meta_collection = f"{graph}_meta"
+        self._meta: dict[str, Any] | None = None
+
+    @contextmanager
+    def _failures(self, what: str) -> Iterator[None]:
+        """Milvus exceptions raised inside become StoreErrors naming the graph and URI."""
+        try:
+            yield
+        except MilvusException as exc:
+            raise StoreError(f"{what} failed in graph {self.graph!r}: {exc}",
+                             where=self.uri) from exc
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release the connection (Milvus Lite allows one process per file)."""
+        self._client.close()
+
+    def exists(self) -> bool:
+        """Whether this graph has been created in the database."""
+        with self._failures("looking the graph up"):
+            return self._client.has_collection(self.meta_collection)
+
+    def _missing(self, fix: str | None = None) -> StoreError:
+        return StoreError(f"graph {self.graph!r} does not exist at {self.uri}", fix=fix)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The graph's stored settings (embedder name, dimension, lexical support)."""
+        if self._meta is None:
+            if not self.exists():
+                raise self._missing()
+            with self._failures("reading the meta row"):
+                self._client.load_collection(self.meta_collection)
+                rows = self._client.get(self.meta_collection, ids=[_META_ID],
+                                        output_fields=["value"])
+            if not rows:
+                raise StoreError(f"graph {self.graph!r} at {self.uri} has no metadata row",
+                                 fix="drop it and ingest again")
+            self._meta = json.loads(rows[0]["value"])
+        return self._meta
+
+    def open(self, embedder_name: str, dim: int, create: bool = True) -> None:
+        """Open the graph, creating it if missing; refuse one built with another embedder."""
+        if self.exists():
+            meta = self.meta
+            if meta["embedder"] != embedder_name or int(meta["dim"]) != dim:
+                raise StoreError(
+                    f"graph {self.graph!r} at {self.uri} was built with embedder "
+                    f"{meta['embedder']} (dim {meta['dim']}), not {embedder_name} (dim {dim})",
+                    fix="use the same --embedder, or another --graph",
+                )
+        elif create:
+            with self._failures("creating the graph"):
+                self._create(embedder_name, dim)
+        else:
+            raise self._missing(fix="ingest first")
+        with self._failures("loading the collections"):
+            for name in (self.entities, self.relations, self.passages):
+                self._client.load_collection(name)
+
+    def drop(self) -> bool:
+        """Delete the graph's collections; returns whether anything was there."""
+        found = False
+        with self._failures("dropping the graph"):
+            for name in (self.entities, self.relations, self.passages, self.meta_collection):
+                if self._client.has_collection(name):
+                    self._client.drop_collection(name)
+                    found = True
+        self._meta = None
+        return found
+
+    def _create(self, embedder_name: str, dim: int) -> None:
+        lexical = schema.create_passages(self._client, self.passages, dim)
+        schema.create_entities(self._client, self.entities, dim)
+        schema.create_relations(self._client, self.relations, dim)
+        schema.create_meta(self._client, self.meta_collection)
+        self._meta = {"embedder": embedder_name, "dim": dim, "lexical": lexical}
+        self._client.insert(
+            self.meta_collection,
+            [{"id": _META_ID, "value": json.dumps(self._meta), "vector": [1.0, 0.0]}],
+        )
+        log.info("created graph %s at %s (lexical search: %s)", self.graph, self.uri, lexical)
+
+    def stats(self) -> dict[str, Any]:
+        """Row counts and stored settings (no embedder or graph load needed)."""
+        return {
+            "graph": self.graph,
+            "uri": self.uri,
+            "passages": self.count(self.passages),
+            "entities": self.count(self.entities),
+            "relations": self.count(self.relations),
+            "embedder": self.meta["embedder"],
+            "dim": self.meta["dim"],
+            "lexical": self.meta.get("lexical", False),
+        }
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def existing_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
+        """The subset of `ids` already stored in `collection`."""
+        return {row["id"] for row in self.get(collection, ids, ["id"])}
+
+    def get(self, collection: str, ids: Sequence[str], fields: list[str]) -> list[dict[str, Any]]:
+        """Rows by id (in no particular order), with the given fields."""
+        rows: list[dict[str, Any]] = []
+        with self._failures(f"reading rows of {collection}"):
+            for start in range(0, len(ids), _BATCH):
+                rows.extend(
+                    dict(row) for row in
+                    self._client.get(collection, ids=list(ids[start : start + _BATCH]),
+                                     output_fields=fields)
+                )
+        return rows
+
+    def scan(self, collection: str, fields: list[str]) -> Iterator[dict[str, Any]]:
+        """Every row of a collection, paged with an iterator (a plain query truncates)."""
+        with self._failures(f"scanning {collection}"):
+            iterator = self._client.query_iterator(
+                collection, batch_size=_PAGE, filter="", output_fields=fields
+            )
+            try:
+                while True:
+                    page = iterator.next()
+                    if not page:
+                        break
+                    yield from (dict(row) for row in page)
+            finally:
+                iterator.close()
+
+    def count(self, collection: str) -> int:
+        """Exact row count of a collection."""
+        with self._failures(f"counting {collection}"):
+            rows = self._client.query(collection, filter="", output_fields=["count(*)"])
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def search(
+        self, collection: str, vectors: np.ndarray, limit: int, fields: Sequence[str] = (),
+        ids: Sequence[str] | None = None,
+    ) -> list[list[Hit]]:
+        """Cosine top-`limit` for each query vector, optionally only among `ids`."""
+        if limit <= 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        filter_expr = ""
+        if ids is not None:
+            if not ids:
+                return [[] for _ in range(len(vectors))]
+            filter_expr = f"id in {json.dumps(list(ids))}"
+        with self._failures(f"searching {collection}"):
+            results = self._client.search(
+                collection, data=[v.tolist() for v in vectors], anns_field="vector",
+                limit=limit, filter=filter_expr, output_fields=list(fields),
+                search_params={"metric_type": "COSINE"},
+            )
+        return [
+            [Hit(str(h["id"]), float(h["distance"]), dict(h.get("entity") or {})) for h in hits]
+            for hits in results
+        ]
+
+    def search_text(self, queries: Sequence[str], limit: int) -> list[list[Hit]]:
+        """BM25 full-text top-`limit` passages per query (only when `meta['lexical']`)."""
+        with self._failures("full-text search"):
+            results = self._client.search(
+                self.passages, data=list(queries), anns_field="sparse", limit=limit,
+                output_fields=[], search_params={"metric_type": "BM25"},
+            )
+        # Milvus Lite reports BM25 relevance negated; the magnitude is the score either way.
+        return [[Hit(str(h["id"]), abs(float(h["distance"])), {}) for h in hits]
+                for hits in results]
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def insert(self, collection: str, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert rows in batches; returns how many."""
+        return self._write(collection, rows, self._client.insert)
+
+    def upsert(self, collection: str, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert or replace rows by id, in batches; returns how many."""
+        return self._write(collection, rows, self._client.upsert)
+
+    def flush(self) -> None:
+        """Seal freshly written rows so searches use the index, not a brute-force scan."""
+        with self._failures("flushing"):
+            for name in (self.entities, self.relations, self.passages):
+                self._client.flush(name)
+
+    def delete(self, collection: str, ids: Sequence[str]) -> None:
+        """Delete rows by id."""
+        with self._failures(f"deleting from {collection}"):
+            for start in range(0, len(ids), _BATCH):
+                self._client.delete(collection, ids=list(ids[start : start + _BATCH]))
+
+    def _write(self, collection: str, rows: Iterable[dict[str, Any]], op: Any) -> int:
+        batch: list[dict[str, Any]] = []
+        total = 0
+        with self._failures(f"writing to {collection}"):
+            for row in rows:
+                batch.append(row)
+                if len(batch) >= _BATCH:
+                    op(collection, batch)
+                    total += len(batch)
+                    batch = []
+            if batch:
+                op(collection, batch)
+                total += len(batch)
+        return total
