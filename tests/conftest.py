@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,40 @@ def need(path: Path) -> Path:
     if not path.exists():
         pytest.skip(f"shared data not found at {path} (expected ../shared/data beside the repo)")
     return path
+
+
+@dataclass
+class Ran:
+    """What one `hopgraph` command did: exit code and printed text."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> Ran:
+    """`hopgraph ARGS` in this process (fast: the model and imports are already loaded)."""
+    from hopgraph.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(err):
+        for key, value in (env or {}).items():
+            patch.setenv(key, value)
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse usage errors
+            code = int(exc.code or 0)
+    return Ran(code, out.getvalue(), err.getvalue())
+
+
+def run_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+                ) -> Ran:
+    """`python -m hopgraph.cli ARGS` in a new process, as a user runs it (slow: ~10 s)."""
+    done = subprocess.run([sys.executable, "-m", "hopgraph.cli", *args],
+                          env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True,
+                          text=True, stdin=subprocess.DEVNULL, timeout=300)
+    return Ran(done.returncode, done.stdout, done.stderr)
 
 
 class CountingEmbedder:
@@ -83,6 +123,19 @@ def bernoulli(tmp_path_factory: pytest.TempPathFactory, local_embedder: LocalEmb
     rag.add_files([BERNOULLI])
     yield rag
     rag.close()
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], Ran]:
+    """The Bernoulli set ingested by a real `hopgraph ingest` process (the ingest smoke test).
+
+    Returns the environment naming its database and what the process printed. Only other
+    processes open this database: a Milvus Lite file stays locked by the process that opened it.
+    """
+    need(BERNOULLI)
+    tmp = tmp_path_factory.mktemp("smoke")
+    env = {"HOPGRAPH_URI": str(tmp / "smoke.db"), "HOPGRAPH_GRAPH": "smoke"}
+    return env, run_process("ingest", str(BERNOULLI), "--quiet", env=env, cwd=tmp)
 
 
 @pytest.fixture

