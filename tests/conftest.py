@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import os
 import subprocess
 import sys
@@ -96,15 +97,28 @@ def embedder(local_embedder: LocalEmbedder) -> CountingEmbedder:
     return CountingEmbedder(local_embedder)
 
 
+_GRAPH_NUMBERS = itertools.count()
+
+
+@pytest.fixture(scope="session")
+def shared_db(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One Milvus Lite database for the whole session; each test uses graphs of its own."""
+    return str(tmp_path_factory.mktemp("shared") / "hop.db")
+
+
 @pytest.fixture
-def open_graph(tmp_path: Path, embedder: CountingEmbedder
-               ) -> Iterator[Callable[..., GraphRAG]]:
-    """Open (or reopen) a graph in this test's own Milvus Lite file."""
+def open_graph(shared_db: str, embedder: CountingEmbedder) -> Iterator[Callable[..., GraphRAG]]:
+    """Open (or reopen) a graph of this test's own in the session's Milvus Lite database.
+
+    Graph names get a per-test prefix ("one" -> "t12_one"), so tests never see each other's
+    rows; a name that is invalid stays invalid.
+    """
     opened: list[GraphRAG] = []
+    prefix = f"t{next(_GRAPH_NUMBERS)}_"
 
     def _open(graph: str = "test", uri: str | None = None, **kwargs: object) -> GraphRAG:
         kwargs.setdefault("embedder", embedder)
-        rag = GraphRAG(uri=uri or str(tmp_path / "hop.db"), graph=graph, **kwargs)
+        rag = GraphRAG(uri=uri or shared_db, graph=prefix + graph, **kwargs)
         opened.append(rag)
         return rag
 

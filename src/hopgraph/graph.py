@@ -2,7 +2,7 @@
 
 Built from the stored relations when a graph is opened. Expansion walks outward from the
 seeds through the sparse incidence matrix, so its cost follows the subgraph it touches; it
-yields exactly the candidate set of the matrix-power formulation (see `expand_by_powers`).
+yields exactly the candidate set of the matrix-power formulation (see `MatrixPowers`).
 """
 
 from __future__ import annotations
@@ -164,30 +164,41 @@ def _neighbours(matrix: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
     return np.unique(np.concatenate(picked)).astype(np.int64)
 
 
+class MatrixPowers:
+    """Reference: expansion with whole-graph adjacency matrices. Slow; for tests and checks.
+
+    Candidates are the nonzero columns of the seed rows of (A·Aᵀ)^d · A and (Aᵀ·A)^d. The two
+    adjacency matrices are built once; only the seed rows of each power are formed (row vector
+    times matrix, d times): the same numbers, without a dense power of a hub-heavy graph.
+    """
+
+    def __init__(self, incidence: sparse.csr_matrix) -> None:
+        self.a = _binary(incidence.astype(np.float64))
+        self.entity_adj = _binary(self.a @ self.a.T)
+        self.relation_adj = _binary(self.a.T @ self.a)
+
+    def expand(self, seed_entities: list[int], seed_relations: list[int], degree: int
+               ) -> np.ndarray:
+        """Candidate relation indices within `degree` of the seeds, sorted."""
+        found: set[int] = set()
+        if seed_entities:
+            rows = _binary(self.entity_adj[seed_entities])
+            for _ in range(degree - 1):
+                rows = _binary(rows @ self.entity_adj)
+            found.update(_binary(rows @ self.a).nonzero()[1].tolist())
+        if seed_relations:
+            rows = _binary(self.relation_adj[seed_relations])
+            for _ in range(degree - 1):
+                rows = _binary(rows @ self.relation_adj)
+            found.update(rows.nonzero()[1].tolist())
+        return np.array(sorted(found), dtype=np.int64)
+
+
 def expand_by_powers(
     incidence: sparse.csr_matrix, seed_entities: list[int], seed_relations: list[int], degree: int
 ) -> np.ndarray:
-    """Reference: expansion with whole-graph adjacency matrices. Slow; for tests and checks.
-
-    Candidates are the nonzero columns of the seed rows of (A·Aᵀ)^d · A and (Aᵀ·A)^d. Only the
-    seed rows of each power are formed (row vector times matrix, d times): the same numbers,
-    without materializing a dense power of a hub-heavy graph.
-    """
-    a = _binary(incidence.astype(np.float64))
-    entity_adj = _binary(a @ a.T)
-    relation_adj = _binary(a.T @ a)
-    found: set[int] = set()
-    if seed_entities:
-        rows = _binary(entity_adj[seed_entities])
-        for _ in range(degree - 1):
-            rows = _binary(rows @ entity_adj)
-        found.update(_binary(rows @ a).nonzero()[1].tolist())
-    if seed_relations:
-        rows = _binary(relation_adj[seed_relations])
-        for _ in range(degree - 1):
-            rows = _binary(rows @ relation_adj)
-        found.update(rows.nonzero()[1].tolist())
-    return np.array(sorted(found), dtype=np.int64)
+    """`MatrixPowers(incidence).expand(...)`, for one question."""
+    return MatrixPowers(incidence).expand(seed_entities, seed_relations, degree)
 
 
 def _binary(matrix: sparse.spmatrix) -> sparse.csr_matrix:

@@ -132,8 +132,7 @@ class MilvusStore:
         else:
             raise self._missing(fix="ingest first")
         with self._failures("loading the collections"):
-            for name in (self.entities, self.relations, self.passages):
-                self._client.load_collection(name)
+            schema.load_collections(self._client, [self.entities, self.relations, self.passages])
 
     def drop(self) -> bool:
         """Delete the graph's collections; returns whether anything was there."""
