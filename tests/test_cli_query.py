@@ -43,7 +43,7 @@ def test_query_json_and_text(env: dict[str, str]) -> None:
 
 def test_bad_requests_are_usage_errors(env: dict[str, str]) -> None:
     zero = run_cli("query", QUESTION, "--top-k", "0", env=env)
-    assert zero.code == 2 and "top_k must be >= 1" in zero.stderr
+    assert zero.code == 2 and "top_k must be between 1 and 16384" in zero.stderr
     llm = run_cli("query", QUESTION, "--method", "llm", env=env)
     assert llm.code == 2 and "needs an LLM" in llm.stderr
     unknown = run_cli("query", QUESTION, "--method", "magic", env=env)

@@ -1,10 +1,9 @@
-import numpy as np
 import pytest
 from conftest import QUESTION
 
 from hopgraph import GraphRAG
 from hopgraph.retrieve import OFFLINE_METHODS
-from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher, make_searcher
+from hopgraph.retrieve.search import MilvusSearcher
 
 EULER = "Leonhard Euler (1707"
 DANIEL = "Daniel Bernoulli (1700"
@@ -65,27 +64,6 @@ def test_bad_arguments_are_clear_errors(bernoulli: GraphRAG) -> None:
         bernoulli.retrieve("   ")
     with pytest.raises(ValueError, match="top_k"):
         bernoulli.retrieve(QUESTION, top_k=0)
-
-
-def test_memory_mirror_and_milvus_search_agree(bernoulli: GraphRAG) -> None:
-    memory = make_searcher(bernoulli.store, bernoulli.graph, memory_limit=1000)
-    milvus = make_searcher(bernoulli.store, bernoulli.graph, memory_limit=0)
-    assert isinstance(memory, MemorySearcher) and isinstance(milvus, MilvusSearcher)
-    qvec = bernoulli.embedder.embed([QUESTION])
-    for a, b in ((memory.relations(qvec, 5)[0], milvus.relations(qvec, 5)[0]),
-                 (memory.passages(qvec, 4)[0], milvus.passages(qvec, 4)[0])):
-        assert list(a) == list(b)
-        assert np.allclose(list(a.values()), list(b.values()), atol=1e-4)
-    some = [0, 3, 7]
-    ma, mb = memory.score_relations(qvec, some), milvus.score_relations(qvec, some)
-    assert ma.keys() == mb.keys()
-    assert np.allclose([ma[r] for r in some], [mb[r] for r in some], atol=1e-4)
-    assert memory.texts([next(iter(a))]) == milvus.texts([next(iter(a))])
-    # BM25: Milvus full-text search on Milvus Lite, the local index in the mirror
-    assert milvus.lexical_backend == "milvus"
-    top_milvus = milvus.lexical(["Daniel Bernoulli fluid dynamics"], 1)[0][0].id
-    top_local = memory.lexical(["Daniel Bernoulli fluid dynamics"], 1)[0][0].id
-    assert top_milvus == top_local
 
 
 def test_default_method_through_milvus_search(bernoulli: GraphRAG) -> None:

@@ -19,7 +19,8 @@ from pymilvus import MilvusClient
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
 from hopgraph.errors import StoreError
-from hopgraph.retrieve.search import MilvusSearcher
+from hopgraph.retrieve import OFFLINE_METHODS
+from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
 
 PORT = 19530
 STARTUP_TIMEOUT_S = 180.0  # cold start is ~10 s; leave room for a slow CI machine
@@ -113,9 +114,10 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
     data = need(BERNOULLI)
     opened: list[GraphRAG] = []
 
-    def open_graph(create: bool = True) -> GraphRAG:
+    def open_graph(create: bool = True, memory_limit: int = 0) -> GraphRAG:
+        # memory_limit 0: every search goes to the server
         rag = GraphRAG(uri=milvus_server, graph=GRAPH, embedder=local_embedder,
-                       create=create, memory_limit=0)  # 0: every search goes to the server
+                       create=create, memory_limit=memory_limit)
         opened.append(rag)
         return rag
 
@@ -147,10 +149,14 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
         assert "Leonhard Euler (1707" in texts[0], texts
         assert "Daniel Bernoulli (1700" in texts[1], texts
 
-        for method in ("naive", "naive_lexical", "seed"):
-            found = rag.retrieve(QUESTION, top_k=2, method=method).passages
-            assert found, f"method {method} returned no passages"
+        mirrored = open_graph(create=False, memory_limit=10**6)
+        for method in OFFLINE_METHODS:  # the server's searches give the mirror's passages
+            found = rag.retrieve(QUESTION, top_k=3, method=method).passages
             assert all(p.text for p in found), f"method {method} returned empty texts"
+            expected = mirrored.retrieve(QUESTION, top_k=3, method=method).passages
+            assert [p.id for p in found] == [p.id for p in expected], method
+        assert isinstance(mirrored.retriever.search, MemorySearcher)
+        mirrored.close()
 
         assert rag.drop() is True
         assert not rag.store.exists()

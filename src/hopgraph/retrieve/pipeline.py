@@ -23,6 +23,7 @@ from hopgraph.retrieve.llm_method import run_llm
 from hopgraph.retrieve.naive import run_naive
 from hopgraph.retrieve.search import Searcher
 from hopgraph.retrieve.seed import run_seed
+from hopgraph.store import MAX_TOP_K
 
 OFFLINE_METHODS = ("default", "naive", "naive_lexical", "seed")
 METHODS = (*OFFLINE_METHODS, "llm")
@@ -86,8 +87,8 @@ def _check(question: str, top_k: int, method: str, has_llm: bool) -> None:
         raise UsageError(f"unknown method {method!r}", fix=f"choose one of {', '.join(METHODS)}")
     if not question.strip():
         raise UsageError("the question is empty")
-    if top_k < 1:
-        raise UsageError(f"top_k must be >= 1, got {top_k}")
+    if not 1 <= top_k <= MAX_TOP_K:
+        raise UsageError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k}")
     if method == "llm" and not has_llm:
         raise UsageError("method 'llm' needs an LLM",
                          fix="set HOPGRAPH_LLM_MODEL or pass --llm")

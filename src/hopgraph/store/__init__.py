@@ -4,6 +4,7 @@ from hopgraph.store.milvus import MilvusStore
 from hopgraph.store.schema import (
     DOC_ID_MAX,
     ID_MAX,
+    MAX_TOP_K,
     NAME_MAX,
     PASSAGE_TEXT_MAX,
     PASSAGES_PER_RELATION_MAX,
@@ -13,6 +14,7 @@ from hopgraph.store.schema import (
 __all__ = [
     "DOC_ID_MAX",
     "ID_MAX",
+    "MAX_TOP_K",
     "NAME_MAX",
     "PASSAGES_PER_RELATION_MAX",
     "PASSAGE_TEXT_MAX",

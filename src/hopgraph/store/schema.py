@@ -25,6 +25,8 @@ PASSAGE_TEXT_MAX = 65535
 DOC_ID_MAX = 512
 PASSAGES_PER_RELATION_MAX = 4096
 META_VALUE_MAX = PASSAGE_TEXT_MAX
+MAX_TOP_K = 16384  # Milvus's own limit on rows per search
+MIN_EF, MAX_EF = 512, 32768  # HNSW candidate list bounds (see milvus.search_ef)
 WAIT_TIMEOUT_S = 120.0  # for an index on a new, empty collection, or a collection to load
 
 
