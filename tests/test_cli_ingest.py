@@ -96,3 +96,28 @@ def test_extract_dry_run_then_ingest(tmp_path: Path) -> None:
         assert "2 chunks from cache" in again.stderr
         assert json.loads(again.stdout)["passages_added"] == 0
         assert len(server.chat_requests) == 2  # resumed from the cache: nothing re-sent
+
+
+def test_progress_is_one_line_per_stage_off_a_terminal(env: dict[str, str],
+                                                       tmp_path: Path) -> None:
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"passage": "Lyon lies on the Rhone.",
+                                "triplets": [["Lyon", "lies on", "Rhone"]]}) + "\n",
+                    encoding="utf-8")
+    done = run_cli("ingest", str(rows), env=env)  # not --quiet; stderr is not a terminal
+    assert done.code == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("embed ")]
+    assert [line.split(":")[0] for line in lines] == [
+        "embed passages", "embed entities", "embed relations"]
+    assert "\r" not in done.stderr
+    assert lines[0].startswith("embed passages: 1 txt in ")
+
+
+def test_progress_bars_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    from hopgraph.cli.common import Bars
+
+    bars = Bars(interactive=True)
+    for done in (0, 5, 10):
+        bars("passages", done, 10)
+    err = capsys.readouterr().err
+    assert "embed passages" in err and "\r" in err  # a redrawn bar, not log lines

@@ -13,8 +13,6 @@ from hopgraph.records import IngestSummary, LoadReport
 
 def _extract(args: argparse.Namespace) -> list[LoadReport] | None:
     """Raw documents → chunks → LLM triplets, as load reports; None after a dry run."""
-    from tqdm import tqdm
-
     from hopgraph.ingest.documents import chunk_documents, read_documents
     from hopgraph.ingest.llm_extractor import estimate, extract_records
 
@@ -36,9 +34,17 @@ def _extract(args: argparse.Namespace) -> list[LoadReport] | None:
         raise LLMError("--extract needs an LLM to extract triplets, and none is configured",
                          fix=NO_LLM_HELP.split("\n", 1)[1].replace(
                              " The retrieved evidence is shown above.", ""))
-    with llm, tqdm(total=len(chunks), desc="extract", unit="chunk", file=sys.stderr,
-                   disable=args.quiet) as bar:
-        report = extract_records(llm, chunks, progress=bar.update)
+    progress = Bars(unit="chunks", prefix="")
+    done = 0
+
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count
+        if not args.quiet:
+            progress("extract", done, len(chunks))
+
+    with llm:
+        report = extract_records(llm, chunks, progress=advance)
         usage = llm.usage.as_dict()
     print(f"extracted {report.triplets} triplets from {len(chunks)} chunks of {len(docs)} "
           f"documents ({report.cached} chunks from cache, {report.chunks_failed} failed, "
