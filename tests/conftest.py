@@ -8,6 +8,7 @@ import itertools
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,10 @@ from hopgraph.embed import LocalEmbedder
 from hopgraph.llm import LLMClient, LLMSettings
 
 DATA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
+
+# Exported ONNX models go to a cache dir of this test run (inherited by the processes tests
+# start), never to the user's own ~/.cache/hopgraph.
+os.environ.setdefault("HOPGRAPH_CACHE_DIR", tempfile.mkdtemp(prefix="hopgraph-test-cache-"))
 BERNOULLI = DATA / "bernoulli" / "nano.json"
 MUSIQUE = DATA / "musique"
 QUESTION = "What contribution did the son of Euler's teacher make?"

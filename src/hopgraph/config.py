@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, TypeVar
 
 from hopgraph.errors import UsageError
@@ -21,6 +22,16 @@ DEFAULT_MEMORY_LIMIT = 500_000
 DEFAULT_LLM_CACHE = ".hopgraph-cache/llm.sqlite"
 _CACHE_OFF = ("", "off", "none", "0", "false")
 _S = TypeVar("_S")
+
+
+def cache_dir() -> Path:
+    """hopgraph's cache (exported models, snapshots of server graphs): $HOPGRAPH_CACHE_DIR,
+    else $XDG_CACHE_HOME/hopgraph, else ~/.cache/hopgraph."""
+    explicit = os.environ.get("HOPGRAPH_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base).expanduser() / "hopgraph"
 
 
 def from_env(cls: type[_S], env_names: Mapping[str, str], overrides: Mapping[str, Any],
@@ -56,6 +67,7 @@ class Settings:
     graph: str = DEFAULT_GRAPH
     embedder: str = DEFAULT_EMBEDDER
     embed_base_url: str | None = None
+    embed_runtime: str = "auto"  # the local model under onnxruntime or torch (auto: onnx)
     memory_limit: int = DEFAULT_MEMORY_LIMIT  # mirror vectors in memory up to this many rows
 
     def __post_init__(self) -> None:

@@ -21,9 +21,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
-
-import openai
 
 from hopgraph.config import LLMSettings
 from hopgraph.errors import LLMError
@@ -100,8 +99,16 @@ class _ReplyCache:
             self._db.close()
 
 
+def _sdk() -> ModuleType:
+    """The OpenAI SDK, imported on first use: it costs ~0.5 s, and offline runs never need it."""
+    import openai
+
+    return openai
+
+
 def _retry_reason(exc: Exception) -> str | None:
     """Why `exc` is worth retrying (timeouts, connection errors, 408/429/5xx), else None."""
+    openai = _sdk()
     if isinstance(exc, openai.APITimeoutError):
         return "request timed out"
     if isinstance(exc, openai.APIConnectionError):
@@ -133,7 +140,7 @@ class LLMClient:
         self.settings = settings
         self.usage = Usage()
         # Retries are ours (see _with_retries), so the SDK must not retry on its own.
-        self._client = openai.OpenAI(
+        self._client = _sdk().OpenAI(
             base_url=settings.base_url, api_key=settings.api_key or "unset",
             timeout=settings.timeout, max_retries=0,
         )
@@ -276,7 +283,7 @@ class EmbeddingClient:
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  timeout: float = 60.0, max_retries: int = 3) -> None:
         self.model = model
-        self._client = openai.OpenAI(
+        self._client = _sdk().OpenAI(
             base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unset",
             timeout=timeout, max_retries=max_retries,
         )

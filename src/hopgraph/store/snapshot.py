@@ -1,0 +1,115 @@
+"""The graph snapshot: the in-memory graph's structure saved with numpy (`npz`, no pickle), so
+reopening a graph does not read every entity and relation back from Milvus.
+
+A snapshot is stamped with the graph's write counter (kept in Milvus, in the graph's meta
+row). Every write bumps the counter *before* it touches a row and saves a new snapshot only
+after it finished, so a crash mid-write leaves a snapshot whose stamp is behind: it is then
+rebuilt from Milvus, like a missing, foreign or corrupt one. Nothing is trusted blindly.
+
+Strings (ids, names, relation texts) are stored as one UTF-8 byte array plus offsets, and a
+relation's passages as CSR rows into a table of passage ids.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from hopgraph.graph import KnowledgeGraph
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1  # bump when the layout changes: older files are then rebuilt
+
+
+def _pack(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    encoded = [s.encode("utf-8") for s in strings]
+    offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
+    np.cumsum([len(b) for b in encoded], out=offsets[1:])
+    return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
+
+
+def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+    raw = data.tobytes()
+    bounds = offsets.tolist()
+    return [raw[bounds[i]:bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
+
+
+def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int) -> None:
+    """Write the snapshot of `graph` at write counter `writes` (atomically: temp + rename)."""
+    passage_table: dict[str, int] = {}
+    indptr = np.zeros(len(graph.relations) + 1, dtype=np.int64)
+    links: list[int] = []
+    for r, rel in enumerate(graph.relations):
+        links.extend(passage_table.setdefault(p, len(passage_table)) for p in rel.passage_ids)
+        indptr[r + 1] = len(links)
+    arrays: dict[str, np.ndarray] = {
+        "format": np.array([FORMAT], dtype=np.int64),
+        "writes": np.array([writes], dtype=np.int64),
+        "subject": np.array([rel.subject for rel in graph.relations], dtype=np.int64),
+        "object": np.array([rel.object for rel in graph.relations], dtype=np.int64),
+        "passage_indptr": indptr,
+        "passage_index": np.array(links, dtype=np.int64),
+    }
+    for key, strings in (("graph_name", [graph_name]), ("entity_ids", graph.entity_ids),
+                         ("entity_names", graph.entity_names),
+                         ("relation_ids", [rel.id for rel in graph.relations]),
+                         ("relation_texts", [rel.text for rel in graph.relations]),
+                         ("passage_ids", list(passage_table))):
+        arrays[f"{key}_data"], arrays[f"{key}_offsets"] = _pack(strings)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            np.savez(out, **arrays)
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: Path, graph_name: str, writes: int) -> KnowledgeGraph | None:
+    """The graph in the snapshot at `path`, or None (logged) if it is missing, of another
+    graph, from another write counter, another format, or unreadable."""
+    if not path.is_file():
+        log.info("no graph snapshot at %s", path)
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {key: npz[key] for key in npz.files}
+        strings = {key: _unpack(arrays[f"{key}_data"], arrays[f"{key}_offsets"])
+                   for key in ("graph_name", "entity_ids", "entity_names", "relation_ids",
+                               "relation_texts", "passage_ids")}
+        stamp = (int(arrays["format"][0]), strings["graph_name"][0], int(arrays["writes"][0]))
+        if stamp != (FORMAT, graph_name, writes):
+            log.info("graph snapshot %s is stale (format, graph, writes %s; expected %s)",
+                     path, stamp, (FORMAT, graph_name, writes))
+            return None
+        return _graph(arrays, strings)
+    except (OSError, KeyError, ValueError, IndexError, UnicodeDecodeError,
+            zipfile.BadZipFile) as exc:
+        log.warning("graph snapshot %s is unreadable (%s: %s); rebuilding it from Milvus",
+                    path, type(exc).__name__, exc)
+        return None
+
+
+def _graph(arrays: dict[str, np.ndarray], strings: dict[str, list[str]]) -> KnowledgeGraph:
+    entity_ids, passages = strings["entity_ids"], strings["passage_ids"]
+    subject, obj = arrays["subject"].tolist(), arrays["object"].tolist()
+    indptr, index = arrays["passage_indptr"].tolist(), arrays["passage_index"].tolist()
+    relation_ids, texts = strings["relation_ids"], strings["relation_texts"]
+    if not (len(subject) == len(obj) == len(relation_ids) == len(texts) == len(indptr) - 1
+            and len(strings["entity_names"]) == len(entity_ids)):
+        raise ValueError("arrays of different lengths")
+    graph = KnowledgeGraph()
+    for entity, name in zip(entity_ids, strings["entity_names"], strict=True):
+        graph.add_entity(entity, name)
+    for r, rid in enumerate(relation_ids):
+        graph.add_relation(rid, entity_ids[subject[r]], entity_ids[obj[r]], texts[r],
+                           [passages[i] for i in index[indptr[r]:indptr[r + 1]]])
+    return graph

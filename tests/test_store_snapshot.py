@@ -1,0 +1,101 @@
+"""The graph snapshot: used when current, rebuilt from Milvus when missing, stale or corrupt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import BERNOULLI, need
+
+from hopgraph import GraphRAG
+from hopgraph.graph import KnowledgeGraph
+from hopgraph.store import snapshot
+
+
+def content(graph: KnowledgeGraph) -> tuple[dict, dict]:
+    """The graph independent of row order: names by entity id, relations by id."""
+    ids = graph.entity_ids
+    return (dict(zip(ids, graph.entity_names, strict=True)),
+            {r.id: (ids[r.subject], ids[r.object], r.text, sorted(r.passage_ids))
+             for r in graph.relations})
+
+
+def same_graph(a: KnowledgeGraph, b: KnowledgeGraph) -> bool:
+    return content(a) == content(b)
+
+
+def scans(monkeypatch: pytest.MonkeyPatch, rag_class: type = GraphRAG) -> list[int]:
+    """Count full rebuilds from Milvus."""
+    calls: list[int] = []
+    original = rag_class._scan_graph
+
+    def counting(self: GraphRAG) -> KnowledgeGraph:
+        calls.append(1)
+        return original(self)
+
+    monkeypatch.setattr(rag_class, "_scan_graph", counting)
+    return calls
+
+
+def test_reopen_uses_the_snapshot_written_by_ingest(open_graph, monkeypatch) -> None:
+    rag = open_graph()
+    rag.add_files([need(BERNOULLI)])
+    path = rag.store.snapshot_path()
+    assert path.is_file() and path.parent.name.endswith(".db.snapshots")
+    built = rag.graph
+    rag.close()
+    rebuilds = scans(monkeypatch)
+    again = open_graph()
+    assert rebuilds == [] and same_graph(again.graph, built)
+    assert again.retrieve("Who taught Euler?", top_k=1).passages  # a working graph
+    with np.load(path, allow_pickle=False) as npz:  # plain arrays, never pickle
+        assert int(npz["writes"][0]) == again.store.writes == 1
+
+
+@pytest.mark.parametrize("damage", ["missing", "stale", "corrupt", "other graph"])
+def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, monkeypatch, damage: str) -> None:
+    rag = open_graph()
+    rag.add_files([need(BERNOULLI)])
+    path, built = rag.store.snapshot_path(), rag.graph
+    if damage == "missing":
+        path.unlink()
+    elif damage == "stale":  # a write the snapshot never saw (e.g. a crash before saving)
+        rag.store.begin_write()
+    elif damage == "corrupt":
+        path.write_bytes(b"PK\x03\x04 not really a zip file")
+    else:
+        snapshot.save(built, path, "someone_else", rag.store.writes)
+    rag.close()
+    rebuilds = scans(monkeypatch)
+    again = open_graph()
+    assert rebuilds == [1] and same_graph(again.graph, built)
+    rag2 = open_graph()  # the rebuilt graph was saved: the next open needs no rebuild
+    assert rebuilds == [1] and same_graph(rag2.graph, built)
+
+
+def test_a_crash_after_the_counter_bump_is_never_served_stale(open_graph) -> None:
+    rag = open_graph()
+    rag.add_files([need(BERNOULLI)])
+    # Simulate a write that died after storing rows and before saving the snapshot.
+    rag.store.begin_write()
+    rag.store.insert(rag.store.entities, [{"id": "e-crash", "name": "Crash Test",
+                                          "vector": [0.0] * 383 + [1.0]}])
+    rag.store.flush()
+    rag.close()
+    again = open_graph()
+    assert "Crash Test" in again.graph.entity_names
+
+
+def test_snapshot_round_trip_keeps_unicode_and_passage_links(tmp_path: Path) -> None:
+    graph = KnowledgeGraph()
+    graph.add_entity("e1", "Gödel")
+    graph.add_entity("e2", "爱因斯坦")
+    graph.add_relation("r1", "e1", "e2", "Gödel met 爱因斯坦", ["p1", "p2"])
+    graph.add_relation("r2", "e2", "e2", "爱因斯坦 self", [])
+    path = tmp_path / "g.npz"
+    snapshot.save(graph, path, "g", 7)
+    loaded = snapshot.load(path, "g", 7)
+    assert loaded is not None and same_graph(loaded, graph)
+    assert loaded.entity_ids == graph.entity_ids  # the same positions, too
+    assert snapshot.load(path, "g", 8) is None and snapshot.load(path, "h", 7) is None
