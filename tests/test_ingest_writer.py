@@ -158,3 +158,45 @@ def test_query_on_missing_graph_is_an_error(open_graph) -> None:
         open_graph("absent", create=False)
     with pytest.raises(StoreError, match="invalid"):
         open_graph("bad-name!")
+
+
+def test_chunked_ingest_counts_and_stores_what_one_chunk_does(open_graph) -> None:
+    from hopgraph.ingest import Ingestor
+    from hopgraph.ingest.loaders import load_file
+
+    records = load_file(need(BERNOULLI)).records
+    records = records + records[:1]  # a passage repeated in a later chunk
+    results = []
+    for size in (1000, 1):  # one chunk; then every record a chunk of its own
+        rag = open_graph(f"chunks{size}")
+        summary = Ingestor(rag.store, rag.graph, rag.embedder, chunk_passages=size
+                           ).ingest(records)
+        rag.store.flush()
+        stored = {row["id"]: sorted(row["passage_ids"]) for row in
+                  rag.store.scan(rag.store.relations, ["id", "passage_ids"])}
+        results.append((summary.passages_added, summary.passages_present,
+                        summary.entities_added, summary.entities_present,
+                        summary.relations_added, summary.relations_present,
+                        summary.relations_linked, summary.texts_embedded, stored,
+                        {r.id: sorted(r.passage_ids) for r in rag.graph.relations}))
+    assert results[0] == results[1]
+    assert results[0][:8] == (4, 0, 24, 0, 22, 0, 0, 50)
+    assert results[0][8] == results[0][9]  # the in-memory graph matches Milvus
+
+
+def test_a_relation_found_again_in_a_later_chunk_links_both_passages(open_graph) -> None:
+    from hopgraph.ingest import Ingestor
+    from hopgraph.records import PassageRecord, Triplet
+
+    fact = Triplet("Basel", "lies on", "Rhine")
+    records = [PassageRecord("Basel lies on the Rhine.", [fact]),
+               PassageRecord("The Rhine flows through Basel.", [fact])]
+    rag = open_graph()
+    summary = Ingestor(rag.store, rag.graph, rag.embedder, chunk_passages=1).ingest(records)
+    assert (summary.relations_added, summary.relations_present, summary.relations_linked) == (
+        1, 0, 0)
+    rid = relation_id("Basel", "lies on", "Rhine")
+    stored = rag.store.get(rag.store.relations, [rid], ["passage_ids"])[0]["passage_ids"]
+    expected = sorted(passage_id(r.text) for r in records)
+    assert sorted(stored) == expected
+    assert sorted(rag.graph.relations[rag.graph.relation_index[rid]].passage_ids) == expected

@@ -68,10 +68,10 @@ class Bars:
     """Progress of named stages: tqdm bars on a terminal, one line per stage elsewhere.
 
     On a pipe or in CI a bar's carriage-return updates fill logs with thousands of lines, so
-    there each stage prints one line when it ends: "embed passages: 1890 texts in 12.3 s".
+    there each stage prints one line when it ends: "ingest: 1890 rows in 152.3 s".
     """
 
-    def __init__(self, unit: str = "txt", prefix: str = "embed ",
+    def __init__(self, unit: str = "rows", prefix: str = "",
                  interactive: bool | None = None) -> None:
         self.unit = unit
         self.prefix = prefix

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
@@ -24,6 +26,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 _EMBED_CHUNK = 512
+CHUNK_PASSAGES = 2000  # records per ingestion chunk: memory follows this, not the input
 
 
 @dataclass
@@ -79,42 +82,77 @@ def _capped(relation: str, passages: list[str]) -> list[str]:
     return passages[:PASSAGES_PER_RELATION_MAX]
 
 
-class Ingestor:
-    """Writes records into a store and keeps the in-memory graph in step."""
+@dataclass
+class _Run:
+    """Ids this ingestion added: a later chunk that repeats one neither re-adds nor counts it."""
 
-    def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder) -> None:
+    passages: set[str] = field(default_factory=set)
+    entities: set[str] = field(default_factory=set)
+    relations: set[str] = field(default_factory=set)
+
+
+def chunks(records: Iterable[PassageRecord], size: int) -> Iterator[list[PassageRecord]]:
+    """`records` in lists of at most `size`, read lazily."""
+    chunk: list[PassageRecord] = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+class Ingestor:
+    """Writes records into a store, chunk by chunk, and keeps the in-memory graph in step.
+
+    Each chunk of CHUNK_PASSAGES records is checked against what is stored, embedded and
+    inserted before the next is read, so memory follows the chunk, not the input; vectors go
+    to Milvus as NumPy rows (a Python float list costs ~12 KB per 384-d row).
+    """
+
+    def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
+                 chunk_passages: int = CHUNK_PASSAGES) -> None:
         self.store = store
         self.graph = graph
         self.embedder = embedder
+        self.chunk_passages = chunk_passages
 
     def ingest(self, records: Iterable[PassageRecord], progress: Progress | None = None
                ) -> IngestSummary:
-        """Store what is new in `records`; re-ingesting the same records embeds nothing."""
+        """Store what is new in `records`; re-ingesting the same records embeds nothing.
+
+        `progress("ingest", done, total)` is called after each chunk (total is 0 when
+        `records` has no length).
+        """
         started = time.perf_counter()
-        summary = IngestSummary()
-        batch = _collect(records, summary)
-        self._store_passages(batch, summary, progress)
-        self._store_entities(batch, summary, progress)
-        self._store_relations(batch, summary, progress)
+        summary, run = IngestSummary(), _Run()
+        total = len(records) if isinstance(records, Sized) else 0
+        done = 0
+        for chunk in chunks(records, self.chunk_passages):
+            batch = _collect(chunk, summary)
+            self._store_passages(batch, summary, run)
+            self._store_entities(batch, summary, run)
+            self._store_relations(batch, summary, run)
+            done += len(chunk)
+            if progress:
+                progress("ingest", done, max(total, done))
         summary.seconds = time.perf_counter() - started
         return summary
 
-    def _embed(self, texts: list[str], stage: str, progress: Progress | None) -> list[list[float]]:
-        vectors: list[list[float]] = []
-        for start in range(0, len(texts), _EMBED_CHUNK):
-            chunk = texts[start : start + _EMBED_CHUNK]
-            vectors.extend(self.embedder.embed(chunk).tolist())
-            if progress:
-                progress(stage, min(start + _EMBED_CHUNK, len(texts)), len(texts))
-        return vectors
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.vstack([self.embedder.embed(texts[start:start + _EMBED_CHUNK])
+                          for start in range(0, len(texts), _EMBED_CHUNK)])
 
-    def _store_passages(self, batch: _Batch, summary: IngestSummary, progress: Progress | None
-                        ) -> None:
-        ids = list(batch.passages)
+    def _store_passages(self, batch: _Batch, summary: IngestSummary, run: _Run) -> None:
+        ids = [pid for pid in batch.passages if pid not in run.passages]
         present = self.store.existing_ids(self.store.passages, ids)
         new = [pid for pid in ids if pid not in present]
-        summary.passages_present, summary.passages_added = len(present), len(new)
-        vectors = self._embed([batch.passages[pid].text for pid in new], "passages", progress)
+        summary.passages_present += len(present)
+        summary.passages_added += len(new)
+        vectors = self._embed([batch.passages[pid].text for pid in new])
         summary.texts_embedded += len(new)
         self.store.insert(self.store.passages, (
             {"id": pid, "text": batch.passages[pid].text, "vector": vec,
@@ -122,16 +160,19 @@ class Ingestor:
              "metadata": batch.passages[pid].metadata}
             for pid, vec in zip(new, vectors, strict=True)
         ))
+        run.passages.update(new)
 
-    def _store_entities(self, batch: _Batch, summary: IngestSummary, progress: Progress | None
-                        ) -> None:
-        ids = list(batch.entity_names)
+    def _store_entities(self, batch: _Batch, summary: IngestSummary, run: _Run) -> None:
+        ids = [eid for eid in batch.entity_names if eid not in run.entities]
+        # The graph holds every stored entity; Milvus is asked only about the others (another
+        # process may have written them since this graph was loaded).
         present = {eid for eid in ids if eid in self.graph.entity_index}
         unknown = [eid for eid in ids if eid not in present]
         present |= self.store.existing_ids(self.store.entities, unknown)
         new = [eid for eid in ids if eid not in present]
-        summary.entities_present, summary.entities_added = len(present), len(new)
-        vectors = self._embed([batch.entity_names[eid] for eid in new], "entities", progress)
+        summary.entities_present += len(present)
+        summary.entities_added += len(new)
+        vectors = self._embed([batch.entity_names[eid] for eid in new])
         summary.texts_embedded += len(new)
         self.store.insert(self.store.entities, (
             {"id": eid, "name": batch.entity_names[eid], "vector": vec}
@@ -139,14 +180,18 @@ class Ingestor:
         ))
         for eid in new:
             self.graph.set_entity_name(eid, batch.entity_names[eid])
+        run.entities.update(new)
 
-    def _store_relations(self, batch: _Batch, summary: IngestSummary, progress: Progress | None
-                         ) -> None:
-        ids = list(batch.relations)
-        present = self.store.existing_ids(self.store.relations, ids)
+    def _store_relations(self, batch: _Batch, summary: IngestSummary, run: _Run) -> None:
+        again = [rid for rid in batch.relations if rid in run.relations]
+        ids = [rid for rid in batch.relations if rid not in run.relations]
+        present = {rid for rid in ids if rid in self.graph.relation_index}
+        present |= self.store.existing_ids(self.store.relations,
+                                           [rid for rid in ids if rid not in present])
         new = [rid for rid in ids if rid not in present]
-        summary.relations_present, summary.relations_added = len(present), len(new)
-        vectors = self._embed([batch.relations[rid][2] for rid in new], "relations", progress)
+        summary.relations_present += len(present)
+        summary.relations_added += len(new)
+        vectors = self._embed([batch.relations[rid][2] for rid in new])
         summary.texts_embedded += len(new)
         for rid in new:
             batch.relation_passages[rid] = _capped(rid, batch.relation_passages[rid])
@@ -159,22 +204,35 @@ class Ingestor:
         for rid in new:
             s, o, text = batch.relations[rid]
             self.graph.add_relation(rid, s, o, text, batch.relation_passages[rid])
-        self._link_present(batch, sorted(present), summary)
+        run.relations.update(new)
+        summary.relations_linked += self._link(batch, sorted(present))
+        self._link(batch, again)  # relations this run added, found again in a later chunk
 
-    def _link_present(self, batch: _Batch, present: list[str], summary: IngestSummary) -> None:
-        """Point relations already stored at the new passages they were found in too."""
-        stored = self.store.get(self.store.relations, present,
-                                ["id", "subject_id", "object_id", "text", "vector", "passage_ids"])
+    def _link(self, batch: _Batch, relations: list[str]) -> int:
+        """Point stored relations at the new passages they were found in too; returns how
+        many gained a passage. Only those rows are read back (for their vectors) and upserted.
+        """
+        extra: dict[str, list[str]] = {}
+        for rid in relations:
+            index = self.graph.relation_index.get(rid)
+            known = set(self.graph.relations[index].passage_ids) if index is not None else set()
+            added = [p for p in batch.relation_passages[rid] if p not in known]
+            if added or index is None:
+                extra[rid] = added
+        if not extra:
+            return 0
+        rows = self.store.get(self.store.relations, sorted(extra),
+                              ["id", "subject_id", "object_id", "text", "vector", "passage_ids"])
         updates = []
-        for row in stored:
+        for row in rows:
             known = list(row["passage_ids"])
-            extra = [p for p in batch.relation_passages[row["id"]] if p not in known]
-            if not extra:
+            added = [p for p in batch.relation_passages[row["id"]] if p not in known]
+            if not added:
                 continue
-            merged = _capped(row["id"], known + extra)
+            merged = _capped(row["id"], known + added)
             row["passage_ids"] = merged
-            row["vector"] = [float(x) for x in row["vector"]]
+            row["vector"] = np.asarray(row["vector"], dtype=np.float32)
             updates.append(row)
             self.graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
                                     merged)
-        summary.relations_linked = self.store.upsert(self.store.relations, updates)
+        return self.store.upsert(self.store.relations, updates)
