@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 _EMBED_CHUNK = 512
-CHUNK_PASSAGES = 2000  # records per ingestion chunk: memory follows this, not the input
+CHUNK_PASSAGES = 500  # records per ingestion chunk: memory follows this, not the input
 
 
 @dataclass
@@ -129,6 +129,8 @@ class Ingestor:
         summary, run = IngestSummary(), _Run()
         total = len(records) if isinstance(records, Sized) else 0
         done = 0
+        if progress and total:
+            progress("ingest", 0, total)  # starts the clock of a one-line report
         for chunk in chunks(records, self.chunk_passages):
             batch = _collect(chunk, summary)
             self._store_passages(batch, summary, run)
