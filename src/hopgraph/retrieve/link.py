@@ -11,9 +11,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from rapidfuzz import fuzz, process
-
 from hopgraph.identity import normalize
+from hopgraph.retrieve.fuzzy import FuzzyIndex
 
 _WORD = re.compile(r"[\w][\w+#&.'’\-]*", re.UNICODE)
 _LEADING_ARTICLE = re.compile(r"^(the|a|an) ")
@@ -72,6 +71,14 @@ class EntityLinker:
             if _has_unspaced_script(key):
                 self.unspaced.append((key, index))
         self.keys = list(self.by_key)
+        self._fuzzy_index: FuzzyIndex | None = None
+
+    @property
+    def fuzzy(self) -> FuzzyIndex:
+        """The trigram index for fuzzy lookups, built on the first one."""
+        if self._fuzzy_index is None:
+            self._fuzzy_index = FuzzyIndex(self.keys)
+        return self._fuzzy_index
 
     def link(self, question: str, whole: bool = True) -> list[EntityMatch]:
         """Entities named in the question, longest non-overlapping matches first.
@@ -124,8 +131,7 @@ class EntityLinker:
             if covered.intersection(span) or not self.keys:
                 continue
             text = question[words[start][0] : words[start + size - 1][1]]
-            best = process.extractOne(match_key(text), self.keys, scorer=fuzz.ratio,
-                                      score_cutoff=_FUZZY_CUTOFF)
+            best = self.fuzzy.best(match_key(text), _FUZZY_CUTOFF)
             if best is None:
                 continue
             covered.update(span)
@@ -138,7 +144,7 @@ class EntityLinker:
         key = match_key(name)
         if key in self.by_key:
             return [EntityMatch(i, self.names[i], name, 1.0, "exact") for i in self.by_key[key]]
-        best = process.extractOne(key, self.keys, scorer=fuzz.ratio, score_cutoff=80.0)
+        best = self.fuzzy.best(key, 80.0)
         if best is None:
             return []
         return [EntityMatch(i, self.names[i], name, best[1] / 100.0, "fuzzy")
