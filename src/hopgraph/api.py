@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from hopgraph.config import Settings
 from hopgraph.embed import Embedder, make_embedder
 from hopgraph.graph import KnowledgeGraph
@@ -15,8 +17,9 @@ from hopgraph.ingest import Ingestor, Progress, load_file, read_row
 from hopgraph.llm import LLMClient
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Retrieval
 from hopgraph.retrieve import Retriever
-from hopgraph.retrieve.search import make_searcher
+from hopgraph.retrieve.search import MemorySearcher, make_searcher
 from hopgraph.store import MilvusStore, snapshot
+from hopgraph.store.vectors import vector_files
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +42,7 @@ class GraphRAG:
         self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=create)
+            self.vector_files = vector_files(self.store.snapshot_path(), self.embedder.dim)
             self.graph = self._load_graph()
         except BaseException:
             self.close()  # a Milvus Lite file stays locked while a client holds it
@@ -55,7 +59,13 @@ class GraphRAG:
         source = "snapshot"
         if graph is None:
             graph, source = self._scan_graph(), "Milvus"
+            for file in self.vector_files.values():  # not known to match this graph
+                file.discard()
+            self._vector_rows = {kind: 0 if not size else -1
+                                 for kind, size in self._sizes(graph).items()}
             self._save_snapshot(graph, writes)
+        else:
+            self._vector_rows = snapshot.recorded_vector_rows(path)
         log.info("loaded graph %s from %s: %d entities, %d relations in %.2fs",
                  self.store.graph, source, len(graph.entity_ids), len(graph.relations),
                  time.perf_counter() - started)
@@ -71,11 +81,26 @@ class GraphRAG:
                                list(row["passage_ids"]))
         return graph
 
+    @staticmethod
+    def _sizes(graph: KnowledgeGraph) -> dict[str, int]:
+        return {"entities": len(graph.entity_ids), "relations": len(graph.relations)}
+
+    def _vectors_current(self) -> bool:
+        """Whether every vector file holds exactly the graph's rows, as the snapshot says."""
+        return all(self._vector_rows.get(kind) == size == self.vector_files[kind].rows()
+                   for kind, size in self._sizes(self.graph).items())
+
+    def _current_vectors(self) -> dict[str, np.ndarray | None]:
+        """The on-disk vectors that match the graph (memory maps), by kind."""
+        return {kind: self.vector_files[kind].read(size)
+                if self._vector_rows.get(kind) == size else None
+                for kind, size in self._sizes(self.graph).items()}
+
     def _save_snapshot(self, graph: KnowledgeGraph, writes: int) -> None:
         """Save the snapshot; a failure costs only the next open's speed, so it is logged."""
         path = self.store.snapshot_path()
         try:
-            snapshot.save(graph, path, self.store.graph, writes)
+            snapshot.save(graph, path, self.store.graph, writes, self._vector_rows)
         except OSError as exc:
             log.warning("could not save the graph snapshot %s (%s); the next open rebuilds "
                         "the graph from Milvus", path, exc)
@@ -84,9 +109,25 @@ class GraphRAG:
     def retriever(self) -> Retriever:
         """The query pipeline over the current graph (rebuilt after ingestion)."""
         if self._retriever is None:
-            searcher = make_searcher(self.store, self.graph, self.settings.memory_limit)
+            searcher = make_searcher(self.store, self.graph, self.settings.memory_limit,
+                                     self._current_vectors())
+            if isinstance(searcher, MemorySearcher) and searcher.scanned:
+                self._keep_vectors(searcher)
             self._retriever = Retriever(self.graph, self.embedder, searcher, self.llm)
         return self._retriever
+
+    def _append_vectors(self, kind: str, vectors: np.ndarray) -> None:
+        self.vector_files[kind].append(vectors)
+
+    def _keep_vectors(self, mirror: MemorySearcher) -> None:
+        """Write the vectors a mirror scanned from Milvus to disk, for the next process."""
+        if self._loaded_writes < 0:  # another process wrote: this graph is not current
+            return
+        for kind, matrix in mirror.matrices().items():
+            if kind in mirror.scanned:
+                self.vector_files[kind].write(matrix)
+                self._vector_rows[kind] = len(matrix)
+        self._save_snapshot(self.graph, self._loaded_writes)
 
     def add(self, items: Iterable[PassageRecord | dict[str, Any]],
             progress: Progress | None = None) -> IngestSummary:
@@ -110,7 +151,15 @@ class GraphRAG:
         records = [record for report in reports for record in report.records]
         # Bump the write counter first: a crash below leaves the snapshot behind, not wrong.
         before, after = self.store.begin_write()
-        summary = Ingestor(self.store, self.graph, self.embedder).ingest(records, progress)
+        sink = self._append_vectors if self._vectors_current() else None
+        summary = Ingestor(self.store, self.graph, self.embedder, vector_sink=sink
+                           ).ingest(records, progress)
+        sizes = self._sizes(self.graph)
+        for kind, file in self.vector_files.items():
+            current = sink is not None and file.rows() == sizes[kind]
+            self._vector_rows[kind] = sizes[kind] if current else -1
+            if not current:
+                file.discard()
         summary.include(reports)
         self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
         self._retriever = None
@@ -139,6 +188,8 @@ class GraphRAG:
         """Delete this graph's collections."""
         found = self.store.drop()
         self.store.snapshot_path().unlink(missing_ok=True)
+        for file in self.vector_files.values():
+            file.discard()
         self.graph = KnowledgeGraph()
         self._retriever = None
         return found

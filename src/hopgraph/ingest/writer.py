@@ -25,6 +25,7 @@ from hopgraph.store import (
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+VectorSink = Callable[[str, np.ndarray], None]  # ("entities" | "relations", vectors)
 _EMBED_CHUNK = 512
 CHUNK_PASSAGES = 500  # records per ingestion chunk: memory follows this, not the input
 
@@ -112,11 +113,14 @@ class Ingestor:
     """
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
-                 chunk_passages: int = CHUNK_PASSAGES) -> None:
+                 chunk_passages: int = CHUNK_PASSAGES,
+                 vector_sink: VectorSink | None = None) -> None:
         self.store = store
         self.graph = graph
         self.embedder = embedder
         self.chunk_passages = chunk_passages
+        # Told the vectors of the entities and relations added to the graph, in graph order.
+        self.vector_sink = vector_sink
 
     def ingest(self, records: Iterable[PassageRecord], progress: Progress | None = None
                ) -> IngestSummary:
@@ -182,6 +186,8 @@ class Ingestor:
         ))
         for eid in new:
             self.graph.set_entity_name(eid, batch.entity_names[eid])
+        if self.vector_sink and new:
+            self.vector_sink("entities", vectors)
         run.entities.update(new)
 
     def _store_relations(self, batch: _Batch, summary: IngestSummary, run: _Run) -> None:
@@ -206,6 +212,8 @@ class Ingestor:
         for rid in new:
             s, o, text = batch.relations[rid]
             self.graph.add_relation(rid, s, o, text, batch.relation_passages[rid])
+        if self.vector_sink and new:
+            self.vector_sink("relations", vectors)
         run.relations.update(new)
         summary.relations_linked += self._link(batch, sorted(present))
         self._link(batch, again)  # relations this run added, found again in a later chunk

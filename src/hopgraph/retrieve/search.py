@@ -51,10 +51,13 @@ class MilvusSearcher:
 
     backend = "milvus"
 
-    def __init__(self, store: MilvusStore, graph: KnowledgeGraph) -> None:
+    def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
+                 vectors: dict[str, np.ndarray | None] | None = None) -> None:
         self.store = store
         self.graph = graph
         self._bm25: LocalBM25 | None = None
+        # Relation vectors on disk in graph order (store.vectors), when they are current.
+        self._relation_vectors = (vectors or {}).get("relations")
 
     def _indexed(self, hits: list[list[Hit]], index: dict[str, int]) -> list[dict[int, float]]:
         return [{index[h.id]: h.score for h in row if h.id in index} for row in hits]
@@ -72,16 +75,14 @@ class MilvusSearcher:
         """
         if not relations:
             return {}
+        if self._relation_vectors is not None:  # rows on disk: no Milvus round trip per id
+            return _cosines(qvec, np.asarray(self._relation_vectors[relations]), relations)
         ids = [self.graph.relations[r].id for r in relations]
         stored = self.store.vectors(self.store.relations, ids)
         found = [(r, stored[rid]) for r, rid in zip(relations, ids, strict=True) if rid in stored]
         if not found:
             return {}
-        matrix = np.vstack([v for _, v in found])
-        query = np.asarray(qvec, dtype=np.float32).reshape(-1)
-        norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
-        scores = matrix @ query / np.maximum(norms, 1e-12)
-        return {r: float(s) for (r, _), s in zip(found, scores.tolist(), strict=True)}
+        return _cosines(qvec, np.vstack([v for _, v in found]), [r for r, _ in found])
 
     def entities(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
         """Top-`limit` entities per query vector, by entity index."""
@@ -136,12 +137,17 @@ class MemorySearcher:
     backend = "memory"
     lexical_backend = "local"
 
-    def __init__(self, store: MilvusStore, graph: KnowledgeGraph) -> None:
+    def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
+                 vectors: dict[str, np.ndarray | None] | None = None) -> None:
         self.store = store
         self.graph = graph
         started = time.perf_counter()
-        self._relations = self._load(store.relations, graph.relation_index)
-        self._entities = self._load(store.entities, graph.entity_index)
+        vectors = vectors or {}
+        self.scanned: list[str] = []  # kinds read from Milvus rather than from disk
+        self._relations = self._load(store.relations, graph.relation_index,
+                                     vectors.get("relations"), "relations")
+        self._entities = self._load(store.entities, graph.entity_index,
+                                    vectors.get("entities"), "entities")
         ids, texts, vectors = [], [], []
         for row in store.scan(store.passages, ["id", "text", "vector"]):
             ids.append(row["id"])
@@ -154,17 +160,27 @@ class MemorySearcher:
                  len(self._relations.ids), len(self._entities.ids), len(ids),
                  time.perf_counter() - started)
 
-    def _load(self, collection: str, index: dict[str, int]) -> _Matrix:
-        """Vectors in the graph's own row order (position = entity/relation index)."""
-        matrix = np.zeros((len(index), int(self.store.meta["dim"])), dtype=np.float32)
-        for row in self.store.scan(collection, ["id", "vector"]):
-            position = index.get(row["id"])
-            if position is not None:
-                matrix[position] = row["vector"]
+    def _load(self, collection: str, index: dict[str, int], on_disk: np.ndarray | None,
+              kind: str) -> _Matrix:
+        """Vectors in the graph's own row order (position = entity/relation index): from the
+        vector file when it is current, else scanned from Milvus."""
+        if on_disk is not None and len(on_disk) == len(index):
+            matrix = np.array(on_disk, dtype=np.float32)
+        else:
+            self.scanned.append(kind)
+            matrix = np.zeros((len(index), int(self.store.meta["dim"])), dtype=np.float32)
+            for row in self.store.scan(collection, ["id", "vector"]):
+                position = index.get(row["id"])
+                if position is not None:
+                    matrix[position] = row["vector"]
         ids = [""] * len(index)
         for key, position in index.items():
             ids[position] = key
         return _Matrix(ids, matrix)
+
+    def matrices(self) -> dict[str, np.ndarray]:
+        """The mirrored entity and relation vectors, in graph order (to save to disk)."""
+        return {"entities": self._entities.vectors, "relations": self._relations.vectors}
 
     def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
         """Top-`limit` relations per query vector, by relation index."""
@@ -195,17 +211,29 @@ class MemorySearcher:
         return {pid: self._texts[pid] for pid in passage_ids if pid in self._texts}
 
 
+def _cosines(qvec: np.ndarray, matrix: np.ndarray, relations: list[int]) -> dict[int, float]:
+    """Cosine of one query vector to each row, keyed by relation index (as Milvus's COSINE)."""
+    query = np.asarray(qvec, dtype=np.float32).reshape(-1)
+    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
+    scores = matrix @ query / np.maximum(norms, 1e-12)
+    return dict(zip(relations, scores.tolist(), strict=True))
+
+
 def _as_matrix(rows: list[list[float]], dim: int) -> np.ndarray:
     if not rows:
         return np.zeros((0, dim), dtype=np.float32)
     return np.asarray(rows, dtype=np.float32)
 
 
-def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int) -> Searcher:
-    """A memory mirror when every collection fits under `memory_limit` rows, else Milvus."""
+def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int,
+                  vectors: dict[str, np.ndarray | None] | None = None) -> Searcher:
+    """A memory mirror when every collection fits under `memory_limit` rows, else Milvus.
+
+    `vectors` are the current on-disk entity/relation vectors (graph order), if any.
+    """
     largest = max(len(graph.relations), len(graph.entity_ids))
     if memory_limit > 0 and largest <= memory_limit:
         passages = store.count(store.passages)
         if passages <= memory_limit:
-            return MemorySearcher(store, graph)
-    return MilvusSearcher(store, graph)
+            return MemorySearcher(store, graph, vectors)
+    return MilvusSearcher(store, graph, vectors)

@@ -24,7 +24,8 @@ from hopgraph.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1  # bump when the layout changes: older files are then rebuilt
+FORMAT = 2  # bump when the layout changes: older files are then rebuilt
+VECTOR_KINDS = ("entities", "relations")
 
 
 def _pack(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -40,8 +41,13 @@ def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
     return [raw[bounds[i]:bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
 
 
-def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int) -> None:
-    """Write the snapshot of `graph` at write counter `writes` (atomically: temp + rename)."""
+def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int,
+         vector_rows: dict[str, int] | None = None) -> None:
+    """Write the snapshot of `graph` at write counter `writes` (atomically: temp + rename).
+
+    `vector_rows` records how many rows each vector file (`store.vectors`) held for this
+    graph (-1 or absent: none trusted).
+    """
     passage_table: dict[str, int] = {}
     indptr = np.zeros(len(graph.relations) + 1, dtype=np.int64)
     links: list[int] = []
@@ -55,6 +61,8 @@ def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int) -> Non
         "object": np.array([rel.object for rel in graph.relations], dtype=np.int64),
         "passage_indptr": indptr,
         "passage_index": np.array(links, dtype=np.int64),
+        "vector_rows": np.array([(vector_rows or {}).get(kind, -1) for kind in VECTOR_KINDS],
+                                dtype=np.int64),
     }
     for key, strings in (("graph_name", [graph_name]), ("entity_ids", graph.entity_ids),
                          ("entity_names", graph.entity_names),
@@ -96,6 +104,16 @@ def load(path: Path, graph_name: str, writes: int) -> KnowledgeGraph | None:
         log.warning("graph snapshot %s is unreadable (%s: %s); rebuilding it from Milvus",
                     path, type(exc).__name__, exc)
         return None
+
+
+def recorded_vector_rows(path: Path) -> dict[str, int]:
+    """The vector-file row counts a (current) snapshot recorded; -1 for none."""
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            rows = npz["vector_rows"].tolist()
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
+        return dict.fromkeys(VECTOR_KINDS, -1)
+    return dict(zip(VECTOR_KINDS, rows, strict=True))
 
 
 def _graph(arrays: dict[str, np.ndarray], strings: dict[str, list[str]]) -> KnowledgeGraph:

@@ -1,0 +1,66 @@
+"""Entity and relation vectors on disk, row i = the graph's entity/relation i, beside the
+snapshot (raw float32, read through numpy memory maps).
+
+Ingestion appends each new row's vector as it stores it, so the files grow with the graph
+and cost no extra pass over Milvus. They are trusted only when the snapshot records the same
+row counts as the files hold and as the graph has; otherwise they are rebuilt (the in-memory
+mirror writes them after it scanned Milvus). With them, the mirror loads without scanning
+Milvus, and a search in Milvus scores known relations without fetching vectors by id.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+KINDS = ("entities", "relations")
+
+
+class VectorFile:
+    """One kind's vectors: a raw little-endian float32 file of `dim`-wide rows."""
+
+    def __init__(self, path: Path, dim: int) -> None:
+        self.path = path
+        self.dim = dim
+
+    def rows(self) -> int:
+        """Complete rows in the file (0 when it is missing)."""
+        try:
+            return self.path.stat().st_size // (4 * self.dim)
+        except FileNotFoundError:
+            return 0
+
+    def append(self, vectors: np.ndarray) -> None:
+        """Add rows at the end."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "ab") as out:
+            out.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
+
+    def write(self, vectors: np.ndarray) -> None:
+        """Replace the file's rows (atomically)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        temp = self.path.with_name(f".{self.path.name}.tmp")
+        np.ascontiguousarray(vectors, dtype="<f4").tofile(temp)
+        os.replace(temp, self.path)
+
+    def discard(self) -> None:
+        """Remove the file (it will be rebuilt when needed)."""
+        self.path.unlink(missing_ok=True)
+
+    def read(self, rows: int) -> np.ndarray | None:
+        """The first `rows` rows as a read-only memory map, or None if the file has another
+        number of rows."""
+        if rows == 0 or self.rows() != rows:
+            return None
+        return np.memmap(self.path, dtype="<f4", mode="r", shape=(rows, self.dim))
+
+
+def vector_files(snapshot_path: Path, dim: int) -> dict[str, VectorFile]:
+    """The vector files that go with a snapshot file."""
+    stem = snapshot_path.with_suffix("")
+    return {kind: VectorFile(stem.with_name(f"{stem.name}.{kind}.f32"), dim) for kind in KINDS}

@@ -1,0 +1,82 @@
+"""Entity and relation vectors on disk, in graph order: written by ingest, used by searches."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import BERNOULLI, QUESTION, need
+
+from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
+from hopgraph.store.vectors import VectorFile
+
+
+def milvus_rows(rag, kind: str) -> np.ndarray:
+    """The vectors Milvus holds for the graph's rows, in graph order."""
+    collection = getattr(rag.store, kind)
+    ids = rag.graph.entity_ids if kind == "entities" else [r.id for r in rag.graph.relations]
+    stored = rag.store.vectors(collection, ids)
+    return np.vstack([stored[i] for i in ids])
+
+
+def test_ingest_writes_them_and_they_equal_milvus(open_graph, tmp_path: Path) -> None:
+    rag = open_graph()
+    rag.add_files([need(BERNOULLI)])
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"passage": "Basel lies on the Rhine.",
+                                 "triplets": [["Basel", "lies on", "Rhine"]]}), "utf-8")
+    rag.add_files([extra])  # a second write appends
+    for kind in ("entities", "relations"):
+        on_disk = rag.vector_files[kind].read(len(milvus_rows(rag, kind)))
+        assert on_disk is not None
+        assert np.allclose(on_disk, milvus_rows(rag, kind), atol=1e-6)
+
+
+def test_searches_use_them_instead_of_milvus(open_graph, monkeypatch) -> None:
+    rag = open_graph()
+    rag.add_files([need(BERNOULLI)])
+    expected = {m: [p.id for p in rag.retrieve(QUESTION, top_k=3, method=m).passages]
+                for m in ("default", "seed")}
+    rag.close()
+    reopened = open_graph()
+    assert isinstance(reopened.retriever.search, MemorySearcher)
+    assert reopened.retriever.search.scanned == []  # the mirror read the files, not Milvus
+    for limit in (0, 10**6):
+        reopened.settings.memory_limit = limit
+        reopened._retriever = None
+        search = reopened.retriever.search
+        if isinstance(search, MilvusSearcher):
+            monkeypatch.setattr(reopened.store, "vectors", pytest.fail)  # no fetch by id
+        for method, ids in expected.items():
+            assert [p.id for p in reopened.retrieve(QUESTION, top_k=3, method=method).passages
+                    ] == ids
+
+
+def test_stale_files_are_never_used_and_get_rebuilt(open_graph) -> None:
+    rag = open_graph()
+    rag.add_files([need(BERNOULLI)])
+    relations = rag.vector_files["relations"]
+    rows = relations.rows()
+    relations.append(np.ones((1, 384), dtype=np.float32))  # a torn append (crash)
+    rag.close()
+    again = open_graph()
+    assert again._current_vectors()["relations"] is None  # rows disagree: not trusted
+    assert "relations" in again.retriever.search.scanned  # the mirror read Milvus...
+    assert relations.rows() == rows  # ...and rewrote the file
+    third = open_graph()
+    assert third.retriever.search.scanned == []
+
+
+def test_vector_file_reads_only_the_expected_rows(tmp_path: Path) -> None:
+    file = VectorFile(tmp_path / "v.f32", 4)
+    assert file.rows() == 0 and file.read(0) is None
+    file.append(np.arange(8, dtype=np.float32).reshape(2, 4))
+    file.append(np.ones((1, 4), dtype=np.float32))
+    assert file.rows() == 3 and file.read(2) is None
+    assert file.read(3)[2].tolist() == [1.0, 1.0, 1.0, 1.0]
+    file.write(np.zeros((1, 4), dtype=np.float32))
+    assert file.rows() == 1
+    file.discard()
+    assert file.rows() == 0
