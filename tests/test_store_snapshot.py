@@ -95,7 +95,9 @@ def test_snapshot_round_trip_keeps_unicode_and_passage_links(tmp_path: Path) -> 
     graph.add_relation("r2", "e2", "e2", "爱因斯坦 self", [])
     path = tmp_path / "g.npz"
     snapshot.save(graph, path, "g", 7)
-    loaded = snapshot.load(path, "g", 7)
-    assert loaded is not None and same_graph(loaded, graph)
+    saved = snapshot.load(path, "g", 7)
+    assert saved is not None
+    loaded = saved.graph
+    assert same_graph(loaded, graph)
     assert loaded.entity_ids == graph.entity_ids  # the same positions, too
     assert snapshot.load(path, "g", 8) is None and snapshot.load(path, "h", 7) is None

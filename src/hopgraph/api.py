@@ -55,9 +55,9 @@ class GraphRAG:
         started = time.perf_counter()
         path, writes = self.store.snapshot_path(), self.store.writes
         self._loaded_writes = writes
-        graph = snapshot.load(path, self.store.graph, writes)
+        saved = snapshot.load(path, self.store.graph, writes)
         source = "snapshot"
-        if graph is None:
+        if saved is None:
             graph, source = self._scan_graph(), "Milvus"
             for file in self.vector_files.values():  # not known to match this graph
                 file.discard()
@@ -65,7 +65,7 @@ class GraphRAG:
                                  for kind, size in self._sizes(graph).items()}
             self._save_snapshot(graph, writes)
         else:
-            self._vector_rows = snapshot.recorded_vector_rows(path)
+            graph, self._vector_rows = saved.graph, saved.vector_rows
         log.info("loaded graph %s from %s: %d entities, %d relations in %.2fs",
                  self.store.graph, source, len(graph.entity_ids), len(graph.relations),
                  time.perf_counter() - started)

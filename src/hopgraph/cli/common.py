@@ -76,8 +76,9 @@ class Bars:
         self.unit = unit
         self.prefix = prefix
         self.interactive = sys.stderr.isatty() if interactive is None else interactive
-        self._bars: dict[str, Any] = {}
-        self._started: dict[str, float] = {}
+        self._bars: dict[str, Any] = {}  # terminal: one tqdm bar per stage
+        self._started: dict[str, float] = {}  # elsewhere: when each stage began
+        self._reported: set[str] = set()
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         """Stage `stage` has done `done` of `total`."""
@@ -85,8 +86,8 @@ class Bars:
             self._bar(stage, done, total)
             return
         started = self._started.setdefault(stage, time.perf_counter())
-        if done >= total and stage not in self._bars:
-            self._bars[stage] = None  # reported
+        if done >= total and stage not in self._reported:
+            self._reported.add(stage)
             print(f"{self.prefix}{stage}: {total} {self.unit} in "
                   f"{time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
 

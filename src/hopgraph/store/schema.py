@@ -1,22 +1,18 @@
 """The explicit schemas of a graph's four collections, and the size limits they impose.
 
 Entities (id, name, vector); relations (id, subject_id, object_id, text, vector, passage_ids);
-passages (id, text, vector, doc_id, metadata, plus a BM25 `sparse` field where the backend has
-full-text search); meta (one row: the graph's settings as JSON).
+passages (id, text, vector, doc_id, metadata); meta (one row: the graph's settings as JSON).
 """
 
 from __future__ import annotations
 
-import logging
-import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pymilvus import DataType, MilvusClient
 from pymilvus.client.types import LoadState
 from pymilvus.exceptions import MilvusException
-
-log = logging.getLogger(__name__)
 
 ID_MAX = 40
 NAME_MAX = 2048
@@ -30,32 +26,33 @@ MIN_EF, MAX_EF = 512, 32768  # HNSW candidate list bounds (see milvus.search_ef)
 WAIT_TIMEOUT_S = 120.0  # for an index on a new, empty collection, or a collection to load
 
 
-def _new_collection(client: MilvusClient, name: str, schema: Any,
-                    sparse_field: str | None = None) -> None:
+def _new_collection(client: MilvusClient, name: str, schema: Any) -> None:
     """Create and index one collection (loading is the store's, all collections at once)."""
     index = client.prepare_index_params()
     index.add_index("vector", index_type="AUTOINDEX", metric_type="COSINE")
-    if sparse_field:
-        index.add_index(sparse_field, index_type="SPARSE_INVERTED_INDEX", metric_type="BM25")
     client.create_collection(name, schema=schema, consistency_level="Strong")
     # pymilvus waits for each new index by sleeping 0.5 s before its first look (2.5 s per
     # graph, measured); an empty collection's index is ready at once, so we look ourselves.
     client.create_index(name, index, sync=False)
-    _wait_for_indexes(client, name, ["vector", sparse_field] if sparse_field else ["vector"])
+    _wait_until(lambda: _index_ready(client, name, "vector"), f"index on {name}.vector")
 
 
-def _wait_for_indexes(client: MilvusClient, collection: str, fields: list[str]) -> None:
+def _wait_until(ready: Callable[[], bool], what: str) -> None:
+    """Poll `ready` with a growing pause (5 ms to 0.2 s) until it is true or WAIT_TIMEOUT_S."""
     deadline = time.monotonic() + WAIT_TIMEOUT_S
     pause = 0.005
-    for field in fields:
-        while True:
-            state = client.describe_index(collection, field).get("state", "Finished")
-            if state == "Finished":
-                break
-            if state == "Failed" or time.monotonic() > deadline:
-                raise MilvusException(message=f"index on {collection}.{field}: {state}")
-            time.sleep(pause)
-            pause = min(pause * 2, 0.5)
+    while not ready():
+        if time.monotonic() > deadline:
+            raise MilvusException(message=f"{what} not ready after {WAIT_TIMEOUT_S:.0f} s")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def _index_ready(client: MilvusClient, collection: str, field: str) -> bool:
+    state = client.describe_index(collection, field).get("state", "Finished")
+    if state == "Failed":
+        raise MilvusException(message=f"building the index on {collection}.{field} failed")
+    return state == "Finished"
 
 
 def load_collections(client: MilvusClient, names: list[str]) -> None:
@@ -66,15 +63,9 @@ def load_collections(client: MilvusClient, names: list[str]) -> None:
     """
     for name in names:
         client.load_collection(name, _async=True)
-    deadline = time.monotonic() + WAIT_TIMEOUT_S
-    pause = 0.005
     for name in names:
-        while client.get_load_state(name)["state"] != LoadState.Loaded:
-            if time.monotonic() > deadline:
-                raise MilvusException(message=f"collection {name} did not load in "
-                                      f"{WAIT_TIMEOUT_S:.0f} s")
-            time.sleep(pause)
-            pause = min(pause * 2, 0.2)
+        _wait_until(lambda n=name: client.get_load_state(n)["state"] == LoadState.Loaded,
+                    f"collection {name}")
 
 
 def _schema(client: MilvusClient) -> Any:
@@ -113,52 +104,19 @@ def create_meta(client: MilvusClient, name: str) -> None:
     _new_collection(client, name, schema)
 
 
-def create_passages(client: MilvusClient, name: str, dim: int) -> bool:
-    """The passage collection, with BM25 full-text search where the backend has it.
+def create_passages(client: MilvusClient, name: str, dim: int) -> None:
+    """The passage collection: id, text, vector, doc_id, metadata.
 
-    Returns whether full-text search is on.
+    No Milvus full-text (BM25) field: hopgraph ranks with its own BM25 index on every backend
+    (`retrieve.lexical`), so Milvus would compute and index sparse vectors on every insert for
+    nothing. Graphs created before keep their field; it is simply not read.
     """
-    try:
-        from pymilvus import Function, FunctionType
-    except ImportError:  # pymilvus older than 2.5
-        Function = None
-    if Function is not None and server_has_bm25(client):
-        schema = _passage_schema(client, dim, analyzer=True)
-        schema.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
-        schema.add_function(
-            Function(
-                name="passage_bm25", function_type=FunctionType.BM25,
-                input_field_names=["text"], output_field_names=["sparse"],
-            )
-        )
-        try:
-            _new_collection(client, name, schema, sparse_field="sparse")
-            return True
-        except MilvusException as exc:
-            log.info("no full-text search on this backend (%s); using the local fallback", exc)
-            if client.has_collection(name):
-                client.drop_collection(name)
-    _new_collection(client, name, _passage_schema(client, dim, analyzer=False))
-    return False
+    _new_collection(client, name, _passage_schema(client, dim))
 
 
-def server_has_bm25(client: MilvusClient) -> bool:
-    """False for servers older than 2.5 (no full-text search); True when unsure."""
-    try:
-        version = str(client.get_server_version())
-    except MilvusException:
-        return True
-    found = re.match(r"v?(\d+)\.(\d+)", version)
-    return found is None or (int(found[1]), int(found[2])) >= (2, 5)
-
-
-def _passage_schema(client: MilvusClient, dim: int, analyzer: bool) -> Any:
+def _passage_schema(client: MilvusClient, dim: int) -> Any:
     schema = _schema(client)
-    if analyzer:
-        schema.add_field("text", DataType.VARCHAR, max_length=PASSAGE_TEXT_MAX,
-                         enable_analyzer=True)
-    else:
-        schema.add_field("text", DataType.VARCHAR, max_length=PASSAGE_TEXT_MAX)
+    schema.add_field("text", DataType.VARCHAR, max_length=PASSAGE_TEXT_MAX)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
     schema.add_field("doc_id", DataType.VARCHAR, max_length=DOC_ID_MAX)
     schema.add_field("metadata", DataType.JSON)

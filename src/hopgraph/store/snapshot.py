@@ -16,6 +16,7 @@ import logging
 import os
 import tempfile
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -81,9 +82,17 @@ def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int,
         raise
 
 
-def load(path: Path, graph_name: str, writes: int) -> KnowledgeGraph | None:
-    """The graph in the snapshot at `path`, or None (logged) if it is missing, of another
-    graph, from another write counter, another format, or unreadable."""
+@dataclass
+class Snapshot:
+    """A current snapshot's graph, and the vector-file row counts it recorded (-1: none)."""
+
+    graph: KnowledgeGraph
+    vector_rows: dict[str, int]
+
+
+def load(path: Path, graph_name: str, writes: int) -> Snapshot | None:
+    """The snapshot at `path`, or None (logged) if it is missing, of another graph, from
+    another write counter, another format, or unreadable."""
     if not path.is_file():
         log.info("no graph snapshot at %s", path)
         return None
@@ -98,22 +107,13 @@ def load(path: Path, graph_name: str, writes: int) -> KnowledgeGraph | None:
             log.info("graph snapshot %s is stale (format, graph, writes %s; expected %s)",
                      path, stamp, (FORMAT, graph_name, writes))
             return None
-        return _graph(arrays, strings)
+        rows = dict(zip(VECTOR_KINDS, arrays["vector_rows"].tolist(), strict=True))
+        return Snapshot(_graph(arrays, strings), rows)
     except (OSError, KeyError, ValueError, IndexError, UnicodeDecodeError,
             zipfile.BadZipFile) as exc:
         log.warning("graph snapshot %s is unreadable (%s: %s); rebuilding it from Milvus",
                     path, type(exc).__name__, exc)
         return None
-
-
-def recorded_vector_rows(path: Path) -> dict[str, int]:
-    """The vector-file row counts a (current) snapshot recorded; -1 for none."""
-    try:
-        with np.load(path, allow_pickle=False) as npz:
-            rows = npz["vector_rows"].tolist()
-    except (OSError, KeyError, ValueError, zipfile.BadZipFile):
-        return dict.fromkeys(VECTOR_KINDS, -1)
-    return dict(zip(VECTOR_KINDS, rows, strict=True))
 
 
 def _graph(arrays: dict[str, np.ndarray], strings: dict[str, list[str]]) -> KnowledgeGraph:
