@@ -4,7 +4,6 @@ the Milvus server in test_store_milvus_server.py)."""
 from __future__ import annotations
 
 import json
-import time
 
 import numpy as np
 import pytest
@@ -102,10 +101,8 @@ def test_milvus_search_is_exact_on_a_large_collection(shared_db: str) -> None:
             graph.add_relation(f"r{r}", f"e{r % 997}", f"e{r % 991}", f"relation {r}", [])
         store.insert(store.relations, rows)
         store.flush()
-        deadline = time.monotonic() + 120
-        while store.index_progress(store.relations) != (n, n):  # searches must use the index
-            assert time.monotonic() < deadline, store.index_progress(store.relations)
-            time.sleep(0.2)
+        store.wait_indexed()  # searches must go through the index
+        assert store.index_progress(store.relations) == (n, n)
         milvus = MilvusSearcher(store, graph)
         queries = unit_rows(rng, 8, dim)
         exact = queries @ vectors.T

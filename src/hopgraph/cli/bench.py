@@ -36,10 +36,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
               f"present), {summary.relations_added} relations, skipped "
               f"{summary.triplets_skipped} malformed triplets in {summary.seconds:.1f}s; "
               f"{len(questions)} questions", file=sys.stderr)
-        # Reopen: Milvus Lite keeps compacting and indexing after a large ingest, and that
-        # background work would otherwise be timed as query latency.
+        # Reopen, and wait for Milvus to index every row: Milvus Lite goes on indexing
+        # after a large ingest, and that background work would be timed as query latency.
         with GraphRAG(uri=uri, graph=graph, token=args.token, embedder=args.embedder,
                       create=False) as rag:
+            waited = rag.store.wait_indexed()
+            print(f"waited {waited:.1f}s for Milvus to finish indexing", file=sys.stderr)
             for method in methods:  # warm-up: model load and first searches are not timed
                 rag.retrieve(questions[0].text, top_k=5, degree=args.degree, method=method)
             scores = {

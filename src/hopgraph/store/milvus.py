@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -264,6 +265,18 @@ class MilvusStore:
         with self._failures(f"describing the index of {collection}"):
             info = self._client.describe_index(collection, "vector")
         return int(info.get("indexed_rows", 0)), int(info.get("total_rows", 0))
+
+    def wait_indexed(self) -> float:
+        """Wait until Milvus has indexed every row of the graph; returns the seconds waited."""
+        started = time.monotonic()
+        with self._failures("waiting for the indexes"):
+            for name in (self.entities, self.relations, self.passages):
+                schema.wait_until(lambda n=name: self._indexed(n), f"the index of {name}")
+        return time.monotonic() - started
+
+    def _indexed(self, collection: str) -> bool:
+        indexed, total = self.index_progress(collection)
+        return indexed >= total
 
     def vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by id (ids not stored are absent), as float32 arrays."""

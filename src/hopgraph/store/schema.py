@@ -34,10 +34,10 @@ def _new_collection(client: MilvusClient, name: str, schema: Any) -> None:
     # pymilvus waits for each new index by sleeping 0.5 s before its first look (2.5 s per
     # graph, measured); an empty collection's index is ready at once, so we look ourselves.
     client.create_index(name, index, sync=False)
-    _wait_until(lambda: _index_ready(client, name, "vector"), f"index on {name}.vector")
+    wait_until(lambda: _index_ready(client, name, "vector"), f"index on {name}.vector")
 
 
-def _wait_until(ready: Callable[[], bool], what: str) -> None:
+def wait_until(ready: Callable[[], bool], what: str) -> None:
     """Poll `ready` with a growing pause (5 ms to 0.2 s) until it is true or WAIT_TIMEOUT_S."""
     deadline = time.monotonic() + WAIT_TIMEOUT_S
     pause = 0.005
@@ -64,7 +64,7 @@ def load_collections(client: MilvusClient, names: list[str]) -> None:
     for name in names:
         client.load_collection(name, _async=True)
     for name in names:
-        _wait_until(lambda n=name: client.get_load_state(n)["state"] == LoadState.Loaded,
+        wait_until(lambda n=name: client.get_load_state(n)["state"] == LoadState.Loaded,
                     f"collection {name}")
 
 
