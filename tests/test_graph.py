@@ -90,3 +90,40 @@ def test_one_shot_reference_equals_the_prepared_one() -> None:
     graph = random_graph(3, n_entities=300, n_relations=600)
     assert np.array_equal(expand_by_powers(graph.incidence, [1, 2], [5], 2),
                           MatrixPowers(graph.incidence).expand([1, 2], [5], 2))
+
+
+def test_columns_round_trip_with_updated_passages() -> None:
+    """`arrays()` folds updated passage lists into one CSR; `from_arrays` rebuilds an equal
+    graph (relations, passages per entity, incidence)."""
+    graph = random_graph(4, n_entities=200, n_relations=500)
+    for r in range(0, 500, 7):
+        graph.add_relation(f"r{r}", "", "", "", [f"p{r}", f"q{r % 13}"])
+    graph.add_relation("r-new", "e1", "e2", "e1 new e2", ["p-new"])
+    cols = graph.arrays()
+    copy = KnowledgeGraph.from_arrays(
+        graph.entity_ids, graph.entity_names, graph.relation_ids, graph.relation_texts,
+        cols["subject"], cols["object"], graph.passage_ids, cols["passage_indptr"],
+        cols["passage_index"])
+    assert list(copy.relations) == list(graph.relations)
+    assert copy.relations[7].passage_ids == ["p7", "q7"]
+    assert copy.relations[-1].passage_ids == ["p-new"]
+    assert all(copy.passages_of_entity(e) == graph.passages_of_entity(e) for e in range(len(graph.entity_ids)))
+    assert (copy.incidence != graph.incidence).nnz == 0
+
+
+@pytest.mark.parametrize("damage", ["duplicate id", "subject out of range", "short offsets"])
+def test_inconsistent_columns_are_rejected(damage: str) -> None:
+    graph = random_graph(5, n_entities=20, n_relations=30)
+    cols = graph.arrays()
+    ids = list(graph.relation_ids)
+    if damage == "duplicate id":
+        ids[1] = ids[0]
+    elif damage == "subject out of range":
+        cols["subject"][3] = 99
+    else:
+        cols["passage_indptr"] = cols["passage_indptr"][:-1]
+    with pytest.raises(ValueError):
+        KnowledgeGraph.from_arrays(graph.entity_ids, graph.entity_names, ids,
+                                   graph.relation_texts, cols["subject"], cols["object"],
+                                   graph.passage_ids, cols["passage_indptr"],
+                                   cols["passage_index"])

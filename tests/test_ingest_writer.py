@@ -200,3 +200,27 @@ def test_a_relation_found_again_in_a_later_chunk_links_both_passages(open_graph)
     expected = sorted(passage_id(r.text) for r in records)
     assert sorted(stored) == expected
     assert sorted(rag.graph.relations[rag.graph.relation_index[rid]].passage_ids) == expected
+
+
+def test_add_streams_a_generator_chunk_by_chunk(open_graph, monkeypatch) -> None:
+    """Items are read as a stream: the first chunk is stored before the generator is done,
+    and a bad item in the middle is reported while the rest are kept."""
+    from hopgraph.ingest import writer
+
+    monkeypatch.setattr(writer, "CHUNK_PASSAGES", 2)
+    rag = open_graph()
+    seen_before_last: list[int] = []
+
+    def items():
+        for i in range(5):
+            if i == 2:
+                yield {"passage": "", "triplets": []}
+            if i == 4:
+                seen_before_last.append(len(rag.graph.relations))
+            yield {"passage": f"Node{i} links Node{i + 1}.",
+                   "triplets": [[f"Node{i}", "links", f"Node{i + 1}"]]}
+
+    summary = rag.add(items())
+    assert seen_before_last and seen_before_last[0] >= 2  # earlier chunks already stored
+    assert summary.passages_added == 5 and summary.relations_added == 5
+    assert summary.rows_skipped == 1 and summary.problems[0].where == "item 2"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from hopgraph.graph import KnowledgeGraph
@@ -112,3 +113,63 @@ def test_merge_keeps_each_passages_best_score_with_offset_and_boost() -> None:
     assert merged["p4"].score == pytest.approx(0.80 - bridge.CONFIDENCE_SLOPE * 0.3)
     assert merged["p4"].probe is unsure
     assert merge_searches({"p1": 0.5}, [], {}) == {"p1": Scored(0.5, None)}
+
+
+def _loop_bridges(finder: BridgeFinder, scores: dict[int, float], limit: int) -> list[Probe]:
+    """The bridge choice written as the plain loop over relations (the reference)."""
+    graph, best, bonus = finder.graph, {}, {}
+    for r, score in scores.items():
+        s, o = int(graph.subjects[r]), int(graph.objects[r])
+        for b, anchor in ((s, o), (o, s)):
+            if not finder.usable(b):
+                continue
+            total = score
+            if anchor in finder.linked:
+                bonus.setdefault(anchor, bridge.ANCHOR_BONUS / max(
+                    1, len(graph.passages_of_entity(anchor))))
+                total = score + bonus[anchor]
+            if b not in best or total > best[b][0]:
+                best[b] = (total, r)
+    ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
+    return [finder.probe(e, conf, r) for e, (conf, r) in ranked]
+
+
+def _loop_chain(finder: BridgeFinder, first: Probe, scores: dict[int, float], taken: set[int],
+                inner: set[int]) -> list[tuple[int, float, int]]:
+    graph, best = finder.graph, {}
+    for r, score in scores.items():
+        if r == first.relation:
+            continue
+        s, o = int(graph.subjects[r]), int(graph.objects[r])
+        other = s if o in inner else o
+        if other in inner or other in taken or not finder.usable(other):
+            continue
+        if other not in best or score > best[other][0]:
+            best[other] = (score, r)
+    ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:bridge.CHAIN_SHORTLIST]
+    return [(e, score, r) for e, (score, r) in ranked]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_vectorized_choices_equal_the_plain_loops(seed: int) -> None:
+    """Random hub-heavy graphs, scores drawn from few values (many exact ties): the vectorized
+    bridge and chain choices are exactly the loops', order and ties included."""
+    rng = np.random.default_rng(seed)
+    names = [f"Name{i}" if i % 4 else f"name{i}" for i in range(60)]  # some not usable
+    weights = 1.0 / np.arange(1, 61)
+    triples = []
+    for i in range(400):
+        s, o = rng.choice(60, size=2, p=weights / weights.sum())
+        triples.append((names[s], f"p{i % 7}", names[o], [f"d{rng.integers(0, 80)}"]))
+    graph = make_graph(triples)
+    for _ in range(20):
+        rels = rng.choice(len(graph.relations), size=int(rng.integers(1, 200)), replace=False)
+        scores = {int(r): float(rng.choice([0.1, 0.25, 0.5, 0.75])) for r in rels}
+        linked = {int(e) for e in rng.choice(len(graph.entity_ids), size=3)}
+        finder = BridgeFinder(graph, "Which one is it?", linked)
+        limit = int(rng.integers(1, 6))
+        assert finder.bridges(scores, limit) == _loop_bridges(finder, scores, limit)
+        first = finder.probe(int(rng.integers(0, len(graph.entity_ids))), 1.0, int(rels[0]))
+        inner, taken = {first.entity}, {int(rng.integers(0, len(graph.entity_ids)))}
+        assert finder.chain_candidates(first, scores, taken, inner) == _loop_chain(
+            finder, first, scores, taken, inner)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sized
 from pathlib import Path
 from typing import Any
 
@@ -131,14 +131,25 @@ class GraphRAG:
 
     def add(self, items: Iterable[PassageRecord | dict[str, Any]],
             progress: Progress | None = None) -> IngestSummary:
-        """Ingest `PassageRecord`s or dicts {"passage", "triplets", "id"?, "metadata"?}."""
+        """Ingest `PassageRecord`s or dicts {"passage", "triplets", "id"?, "metadata"?}.
+
+        `items` is consumed as a stream (a generator works), chunk by chunk: memory follows
+        the chunk, not the input.
+        """
         report = LoadReport(path="items")
-        for i, item in enumerate(items):
-            if isinstance(item, PassageRecord):
-                report.records.append(item)
-            else:  # the same checks as a file row: bad items are skipped and reported
+
+        def checked() -> Iterator[PassageRecord]:
+            for i, item in enumerate(items):
+                if isinstance(item, PassageRecord):
+                    yield item
+                    continue
+                # The same checks as a file row: bad items are skipped and reported.
+                before = len(report.records)
                 read_row(item, f"item {i}", report)
-        return self.add_reports([report], progress)
+                yield from report.records[before:]
+                del report.records[before:]
+
+        return self._ingest(checked(), [report], progress, total=_length(items))
 
     def add_files(self, paths: Iterable[str | Path], progress: Progress | None = None
                   ) -> IngestSummary:
@@ -149,11 +160,15 @@ class GraphRAG:
                     ) -> IngestSummary:
         """Ingest the records of loader or extractor reports; their problems join the summary."""
         records = [record for report in reports for record in report.records]
+        return self._ingest(records, reports, progress, total=len(records))
+
+    def _ingest(self, records: Iterable[PassageRecord], reports: list[LoadReport],
+                progress: Progress | None, total: int) -> IngestSummary:
         # Bump the write counter first: a crash below leaves the snapshot behind, not wrong.
         before, after = self.store.begin_write()
         sink = self._append_vectors if self._vectors_current() else None
         summary = Ingestor(self.store, self.graph, self.embedder, vector_sink=sink
-                           ).ingest(records, progress)
+                           ).ingest(records, progress, total=total)
         sizes = self._sizes(self.graph)
         for kind, file in self.vector_files.items():
             current = sink is not None and file.rows() == sizes[kind]
@@ -205,3 +220,8 @@ class GraphRAG:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _length(items: Iterable[Any]) -> int:
+    """How many items, when that is known without consuming them (0 otherwise)."""
+    return len(items) if isinstance(items, Sized) else 0

@@ -1,13 +1,19 @@
 """The in-memory knowledge graph: entity–relation incidence and k-degree expansion.
 
-Built from the stored relations when a graph is opened. Expansion walks outward from the
-seeds through the sparse incidence matrix, so its cost follows the subgraph it touches; it
-yields exactly the candidate set of the matrix-power formulation (see `MatrixPowers`).
+Compact by design (it must hold a million relations in well under a gigabyte): a relation is
+a row of columnar arrays (subject and object entity indices, id, text) and its passages are a
+CSR row into one table of passage ids; `graph.relations[r]` builds a small `RelationInfo`
+view only when asked. Built from the snapshot or from the stored relations when a graph is
+opened. Expansion walks outward from the seeds through the sparse incidence matrix, so its
+cost follows the subgraph it touches; it yields exactly the candidate set of the matrix-power
+formulation (see `MatrixPowers`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import overload
 
 import numpy as np
 from scipy import sparse
@@ -15,9 +21,9 @@ from scipy import sparse
 from hopgraph.errors import UsageError
 
 
-@dataclass
+@dataclass(frozen=True)
 class RelationInfo:
-    """A stored relation as the graph keeps it."""
+    """A stored relation as the graph holds it (a view built on access)."""
 
     id: str
     subject: int  # entity index
@@ -34,6 +40,58 @@ class Expansion:
     hops: dict[int, int] = field(default_factory=dict)
 
 
+class _Ints:
+    """An int64 array that grows by appending (capacity doubles), viewed as numpy."""
+
+    def __init__(self, values: np.ndarray | None = None) -> None:
+        self._data = np.zeros(16, dtype=np.int64) if values is None else np.array(
+            values, dtype=np.int64)
+        self.size = 0 if values is None else len(self._data)
+
+    def append(self, value: int) -> None:
+        if self.size == len(self._data):
+            grown = np.zeros(max(16, 2 * self.size), dtype=np.int64)
+            grown[: self.size] = self._data[: self.size]
+            self._data = grown
+        self._data[self.size] = value
+        self.size += 1
+
+    def extend(self, values: Sequence[int]) -> None:
+        for value in values:
+            self.append(value)
+
+    @property
+    def values(self) -> np.ndarray:
+        return self._data[: self.size]
+
+
+class Relations(Sequence[RelationInfo]):
+    """`graph.relations`: the relations as a read-only sequence of `RelationInfo` views."""
+
+    def __init__(self, graph: KnowledgeGraph) -> None:
+        self._graph = graph
+
+    def __len__(self) -> int:
+        return len(self._graph.relation_ids)
+
+    @overload
+    def __getitem__(self, index: int) -> RelationInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RelationInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> RelationInfo | list[RelationInfo]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        g = self._graph
+        r = range(len(self))[index]  # bounds check, negative indices
+        return RelationInfo(g.relation_ids[r], int(g.subjects[r]), int(g.objects[r]),
+                            g.relation_texts[r], g.passages_of(r))
+
+    def __iter__(self) -> Iterator[RelationInfo]:
+        return (self[i] for i in range(len(self)))
+
+
 class KnowledgeGraph:
     """Entities and relations of one graph, with the sparse incidence matrix between them."""
 
@@ -41,11 +99,64 @@ class KnowledgeGraph:
         self.entity_ids: list[str] = []
         self.entity_names: list[str] = []
         self.entity_index: dict[str, int] = {}
-        self.relations: list[RelationInfo] = []
+        self.relation_ids: list[str] = []
+        self.relation_texts: list[str] = []
         self.relation_index: dict[str, int] = {}
+        self.passage_ids: list[str] = []  # every passage some relation came from
+        self.passage_index: dict[str, int] = {}
+        self._subjects = _Ints()
+        self._objects = _Ints()
+        self._p_indptr = _Ints(np.zeros(1, dtype=np.int64))  # relation r's passages: CSR
+        self._p_index = _Ints()
+        self._p_changed: dict[int, np.ndarray] = {}  # rows replaced since the CSR was built
+        self.relations = Relations(self)
         self._incidence: sparse.csr_matrix | None = None
         self._incidence_t: sparse.csr_matrix | None = None
         self._entity_passages: dict[int, frozenset[str]] = {}
+
+    @classmethod
+    def from_arrays(
+        cls, entity_ids: list[str], entity_names: list[str], relation_ids: list[str],
+        relation_texts: list[str], subjects: np.ndarray, objects: np.ndarray,
+        passage_ids: list[str], passage_indptr: np.ndarray, passage_index: np.ndarray,
+    ) -> KnowledgeGraph:
+        """A graph from its columns (as `arrays()` gives them); ValueError if inconsistent."""
+        n_ent, n_rel = len(entity_ids), len(relation_ids)
+        if not (len(entity_names) == n_ent and len(relation_texts) == n_rel
+                and len(subjects) == len(objects) == n_rel and len(passage_indptr) == n_rel + 1
+                and passage_indptr[0] == 0 and passage_indptr[-1] == len(passage_index)):
+            raise ValueError("graph arrays of different lengths")
+        for ends, bound in ((subjects, n_ent), (objects, n_ent),
+                            (passage_index, len(passage_ids))):
+            if len(ends) and (ends.min() < 0 or ends.max() >= bound):
+                raise ValueError("graph array index out of range")
+        if np.any(np.diff(passage_indptr) < 0):
+            raise ValueError("graph passage offsets decrease")
+        graph = cls()
+        graph.entity_ids, graph.entity_names = list(entity_ids), list(entity_names)
+        graph.relation_ids, graph.relation_texts = list(relation_ids), list(relation_texts)
+        graph.passage_ids = list(passage_ids)
+        graph.entity_index = dict(zip(graph.entity_ids, range(n_ent), strict=True))
+        graph.relation_index = dict(zip(graph.relation_ids, range(n_rel), strict=True))
+        graph.passage_index = dict(zip(graph.passage_ids, range(len(passage_ids)), strict=True))
+        if (len(graph.entity_index), len(graph.relation_index), len(graph.passage_index)) != (
+                n_ent, n_rel, len(passage_ids)):
+            raise ValueError("duplicate ids in graph arrays")
+        graph._subjects, graph._objects = _Ints(subjects), _Ints(objects)
+        graph._p_indptr, graph._p_index = _Ints(passage_indptr), _Ints(passage_index)
+        return graph
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The integer columns, with every relation's passages as one CSR
+        (`passage_indptr`, `passage_index` into `passage_ids`)."""
+        indptr, index = self._p_indptr.values, self._p_index.values
+        if self._p_changed:
+            rows = [self.passage_indices(r) for r in range(len(self.relation_ids))]
+            lengths = np.array([len(row) for row in rows], dtype=np.int64)
+            indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+            index = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
+        return {"subject": self.subjects.copy(), "object": self.objects.copy(),
+                "passage_indptr": indptr.copy(), "passage_index": index.copy()}
 
     # --- building --------------------------------------------------------------------------
 
@@ -60,6 +171,13 @@ class KnowledgeGraph:
             self._incidence = self._incidence_t = None
         return index
 
+    def _passage(self, passage_id: str) -> int:
+        index = self.passage_index.get(passage_id)
+        if index is None:
+            index = self.passage_index[passage_id] = len(self.passage_ids)
+            self.passage_ids.append(passage_id)
+        return index
+
     def add_relation(
         self, relation_id: str, subject_id: str, object_id: str, text: str,
         passage_ids: list[str],
@@ -67,14 +185,20 @@ class KnowledgeGraph:
         """Register a relation or update its passages; returns its index."""
         index = self.relation_index.get(relation_id)
         self._entity_passages.clear()
+        passages = [self._passage(p) for p in passage_ids]
         if index is not None:
-            self.relations[index].passage_ids = list(passage_ids)
+            self._p_changed[index] = np.array(passages, dtype=np.int64)
             return index
         subject = self.add_entity(subject_id, subject_id)
         obj = self.add_entity(object_id, object_id)
-        index = len(self.relations)
+        index = len(self.relation_ids)
         self.relation_index[relation_id] = index
-        self.relations.append(RelationInfo(relation_id, subject, obj, text, list(passage_ids)))
+        self.relation_ids.append(relation_id)
+        self.relation_texts.append(text)
+        self._subjects.append(subject)
+        self._objects.append(obj)
+        self._p_index.extend(passages)
+        self._p_indptr.append(self._p_index.size)
         self._incidence = self._incidence_t = None
         return index
 
@@ -82,15 +206,37 @@ class KnowledgeGraph:
         """Give an entity its display name (loaded separately from its relations)."""
         self.entity_names[self.add_entity(entity_id, name)] = name
 
+    # --- columns -----------------------------------------------------------------------------
+
+    @property
+    def subjects(self) -> np.ndarray:
+        """Subject entity index of every relation (read-only view)."""
+        return self._subjects.values
+
+    @property
+    def objects(self) -> np.ndarray:
+        """Object entity index of every relation (read-only view)."""
+        return self._objects.values
+
+    def passage_indices(self, relation: int) -> np.ndarray:
+        """Indices (into `passage_ids`) of the passages relation `relation` came from."""
+        changed = self._p_changed.get(relation)
+        if changed is not None:
+            return changed
+        indptr = self._p_indptr.values
+        return self._p_index.values[indptr[relation]:indptr[relation + 1]]
+
+    def passages_of(self, relation: int) -> list[str]:
+        """Ids of the passages relation `relation` came from."""
+        return [self.passage_ids[i] for i in self.passage_indices(relation).tolist()]
+
     @property
     def incidence(self) -> sparse.csr_matrix:
         """Binary entities × relations matrix A (A[e, r] = 1 when e is r's subject or object)."""
         if self._incidence is None:
-            n_rel = len(self.relations)
-            rows = np.fromiter(
-                (e for r in self.relations for e in (r.subject, r.object)), dtype=np.int64,
-                count=2 * n_rel,
-            )
+            n_rel = len(self.relation_ids)
+            rows = np.empty(2 * n_rel, dtype=np.int64)
+            rows[0::2], rows[1::2] = self.subjects, self.objects
             cols = np.repeat(np.arange(n_rel, dtype=np.int64), 2)
             matrix = sparse.csr_matrix(
                 (np.ones(len(rows), dtype=np.float32), (rows, cols)),
@@ -123,7 +269,12 @@ class KnowledgeGraph:
         found = self._entity_passages.get(entity)
         if found is None:
             rels = self.relations_of(np.array([entity]))
-            found = frozenset(p for r in rels.tolist() for p in self.relations[r].passage_ids)
+            if self._p_changed:
+                picked = [self.passage_indices(r) for r in rels.tolist()]
+                flat = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
+            else:
+                flat = _csr_rows(self._p_indptr.values, self._p_index.values, rels)
+            found = frozenset(self.passage_ids[i] for i in np.unique(flat).tolist())
             self._entity_passages[entity] = found
         return found
 
@@ -155,13 +306,24 @@ class KnowledgeGraph:
         return Expansion(relations=candidates, hops={r: hops[r] for r in candidates.tolist()})
 
 
+def _csr_rows(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The column indices of CSR rows `rows`, concatenated (no Python loop per row)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    starts, ends = indptr[rows], indptr[rows + 1]
+    lengths = ends - starts
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    # Position k of the output reads indices[starts[row] + (k - first output of row)].
+    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
+    return np.asarray(indices[np.arange(total, dtype=np.int64) + offsets], dtype=np.int64)
+
+
 def _neighbours(matrix: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0:
         return np.zeros(0, dtype=np.int64)
-    starts, ends = matrix.indptr[rows], matrix.indptr[rows + 1]
-    picked = [matrix.indices[s:e] for s, e in zip(starts.tolist(), ends.tolist(), strict=True)]
-    return np.unique(np.concatenate(picked)).astype(np.int64)
+    return np.unique(_csr_rows(matrix.indptr, matrix.indices, rows))
 
 
 class MatrixPowers:

@@ -113,25 +113,26 @@ class Ingestor:
     """
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
-                 chunk_passages: int = CHUNK_PASSAGES,
+                 chunk_passages: int | None = None,
                  vector_sink: VectorSink | None = None) -> None:
         self.store = store
         self.graph = graph
         self.embedder = embedder
-        self.chunk_passages = chunk_passages
+        self.chunk_passages = chunk_passages or CHUNK_PASSAGES
         # Told the vectors of the entities and relations added to the graph, in graph order.
         self.vector_sink = vector_sink
 
-    def ingest(self, records: Iterable[PassageRecord], progress: Progress | None = None
-               ) -> IngestSummary:
+    def ingest(self, records: Iterable[PassageRecord], progress: Progress | None = None,
+               total: int | None = None) -> IngestSummary:
         """Store what is new in `records`; re-ingesting the same records embeds nothing.
 
-        `progress("ingest", done, total)` is called after each chunk (total is 0 when
-        `records` has no length).
+        `progress("ingest", done, total)` is called after each chunk (`total` defaults to
+        `len(records)`, and to 0 when that is unknown: a stream).
         """
         started = time.perf_counter()
         summary, run = IngestSummary(), _Run()
-        total = len(records) if isinstance(records, Sized) else 0
+        if total is None:
+            total = len(records) if isinstance(records, Sized) else 0
         done = 0
         if progress and total:
             progress("ingest", 0, total)  # starts the clock of a one-line report
@@ -225,7 +226,7 @@ class Ingestor:
         extra: dict[str, list[str]] = {}
         for rid in relations:
             index = self.graph.relation_index.get(rid)
-            known = set(self.graph.relations[index].passage_ids) if index is not None else set()
+            known = set(self.graph.passages_of(index)) if index is not None else set()
             added = [p for p in batch.relation_passages[rid] if p not in known]
             if added or index is None:
                 extra[rid] = added

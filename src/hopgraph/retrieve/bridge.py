@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
 from rapidfuzz import fuzz
 
 from hopgraph.graph import KnowledgeGraph
@@ -92,24 +93,21 @@ class BridgeFinder:
 
     def bridges(self, relation_scores: dict[int, float], limit: int = BRIDGES) -> list[Probe]:
         """The `limit` best bridges proposed by the candidate relations."""
-        best: dict[int, tuple[float, int]] = {}
-        anchor_bonus: dict[int, float] = {}
-        for r, score in relation_scores.items():
-            rel = self.graph.relations[r]
-            for bridge, anchor in ((rel.subject, rel.object), (rel.object, rel.subject)):
-                if not self.usable(bridge):
-                    continue
-                if anchor in self.linked:
-                    if anchor not in anchor_bonus:
-                        anchor_bonus[anchor] = ANCHOR_BONUS / max(
-                            1, len(self.graph.passages_of_entity(anchor)))
-                    total = score + anchor_bonus[anchor]
-                else:
-                    total = score
-                if bridge not in best or total > best[bridge][0]:
-                    best[bridge] = (total, r)
-        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
-        return [self.probe(e, conf, r) for e, (conf, r) in ranked]
+        if not relation_scores:
+            return []
+        rels = np.fromiter(relation_scores, dtype=np.int64, count=len(relation_scores))
+        scores = np.fromiter(relation_scores.values(), dtype=np.float64, count=len(rels))
+        subjects, objects = self.graph.subjects[rels], self.graph.objects[rels]
+        # Each relation proposes both ends in turn: (bridge, anchor) = (subject, object), then
+        # (object, subject), in the order the scores came.
+        bridges = np.column_stack([subjects, objects]).reshape(-1)
+        anchors = np.column_stack([objects, subjects]).reshape(-1)
+        totals = np.repeat(scores, 2)
+        for anchor in set(anchors.tolist()) & self.linked:
+            totals[anchors == anchor] += ANCHOR_BONUS / max(
+                1, len(self.graph.passages_of_entity(anchor)))
+        ranked = self._first_usable(*best_per_entity(bridges, totals, np.repeat(rels, 2)), limit)
+        return [self.probe(e, conf, r) for e, conf, r in ranked]
 
     def chain_candidates(self, first: Probe, relation_scores: dict[int, float],
                          taken: set[int], inner: set[int]) -> list[tuple[int, float, int]]:
@@ -118,19 +116,30 @@ class BridgeFinder:
         `inner` holds the bridge and the entities named inside its name; `relation_scores`
         covers their relations. Only the CHAIN_SHORTLIST best by connecting relation are kept.
         """
-        best: dict[int, tuple[float, int]] = {}
-        for r, score in relation_scores.items():
-            if r == first.relation:
-                continue
-            rel = self.graph.relations[r]
-            # The far end from the bridge (or from an entity named inside its name).
-            other = rel.subject if rel.object in inner else rel.object
-            if other in inner or other in taken or not self.usable(other):
-                continue
-            if other not in best or score > best[other][0]:
-                best[other] = (score, r)
-        ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:CHAIN_SHORTLIST]
-        return [(e, score, r) for e, (score, r) in ranked]
+        rels = np.fromiter(relation_scores, dtype=np.int64, count=len(relation_scores))
+        scores = np.fromiter(relation_scores.values(), dtype=np.float64, count=len(rels))
+        keep = rels != first.relation
+        rels, scores = rels[keep], scores[keep]
+        subjects, objects = self.graph.subjects[rels], self.graph.objects[rels]
+        inner_ids = np.fromiter(inner, dtype=np.int64, count=len(inner))
+        # The far end from the bridge (or from an entity named inside its name).
+        others = np.where(np.isin(objects, inner_ids), subjects, objects)
+        excluded = np.fromiter(inner | taken, dtype=np.int64, count=len(inner | taken))
+        keep = ~np.isin(others, excluded)
+        return self._first_usable(
+            *best_per_entity(others[keep], scores[keep], rels[keep]), CHAIN_SHORTLIST)
+
+    def _first_usable(self, entities: np.ndarray, scores: np.ndarray, relations: np.ndarray,
+                      limit: int) -> list[tuple[int, float, int]]:
+        """The first `limit` usable entities of a ranking, with their score and relation."""
+        found: list[tuple[int, float, int]] = []
+        for e, score, r in zip(entities.tolist(), scores.tolist(), relations.tolist(),
+                               strict=True):
+            if len(found) == limit:
+                break
+            if self.usable(e):
+                found.append((e, score, r))
+        return found
 
     def chain(self, first: Probe, candidates: list[tuple[int, float, int]],
               onward: dict[int, float], limit: int = CHAIN) -> list[Probe]:
@@ -149,6 +158,27 @@ class BridgeFinder:
         """The re-query for one bridge: the question followed by the bridge's name."""
         return Probe(entity, f"{self.question} {self.graph.entity_names[entity]}",
                      confidence, relation)
+
+
+def best_per_entity(entities: np.ndarray, scores: np.ndarray, relations: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each distinct entity once, with its best score and the relation that gave it, ranked
+    by best score (descending), ties by where the entity first appears.
+
+    The same choice as walking the pairs in order, keeping an entity's first strictly better
+    score, then a stable sort of the entities by score: vectorized, because a hub brings
+    tens of thousands of relations.
+    """
+    if len(entities) == 0:
+        return entities, scores, relations
+    position = np.arange(len(entities))
+    order = np.lexsort((position, -scores, entities))  # entity, best score, first pair
+    grouped = entities[order]
+    starts = np.flatnonzero(np.r_[True, grouped[1:] != grouped[:-1]])
+    best = order[starts]
+    first_seen = np.minimum.reduceat(position[order], starts)
+    ranking = best[np.lexsort((first_seen, -scores[best]))]
+    return entities[ranking], scores[ranking], relations[ranking]
 
 
 @dataclass

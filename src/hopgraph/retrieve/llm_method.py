@@ -82,7 +82,7 @@ def _ordered_candidates(ctx: Context, qvec: np.ndarray, candidates: list[int],
     pool = list(dict.fromkeys(candidates + probe_rels))
     scores = ctx.search.score_relations(qvec, pool)
     far = len(rank_of)
-    key = {r: (min((rank_of.get(p, far) for p in graph.relations[r].passage_ids),
+    key = {r: (min((rank_of.get(p, far) for p in graph.passages_of(r)),
                    default=far), -scores.get(r, 0.0)) for r in pool}
     ordered = sorted(pool, key=key.__getitem__)[: llm_steps.CANDIDATE_LIMIT]
     return [(r, scores.get(r, 0.0)) for r in ordered]

@@ -3,7 +3,7 @@
 Milvus is the store of record. A Milvus Lite search, though, costs 10-30 ms per call on this
 kind of machine (measured: ~27 ms for one query over 17k relations), a large share of the
 default method's per-question budget, which makes four to six searches. So for graphs up to
-`memory_limit` rows the vectors are mirrored in memory (loaded from Milvus on first use) and
+`memory_limit` rows the vectors are mirrored in memory (`mirror.MemorySearcher`) and
 searched exactly with NumPy; larger graphs, or `memory_limit=0`, search in Milvus itself.
 
 Both return the same passages (tested on MuSiQue questions): Milvus searches ask HNSW for a
@@ -15,7 +15,6 @@ index on both (`lexical`).
 from __future__ import annotations
 
 import logging
-import time
 from typing import Protocol
 
 import numpy as np
@@ -23,9 +22,12 @@ import numpy as np
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
 from hopgraph.retrieve.lexical import LocalBM25, passage_bm25
+from hopgraph.retrieve.mirror import MemorySearcher
 from hopgraph.store import MilvusStore
 
 log = logging.getLogger(__name__)
+
+__all__ = ["MemorySearcher", "MilvusSearcher", "Searcher", "make_searcher"]
 
 
 class Searcher(Protocol):
@@ -77,7 +79,7 @@ class MilvusSearcher:
             return {}
         if self._relation_vectors is not None:  # rows on disk: no Milvus round trip per id
             return _cosines(qvec, np.asarray(self._relation_vectors[relations]), relations)
-        ids = [self.graph.relations[r].id for r in relations]
+        ids = [self.graph.relation_ids[r] for r in relations]
         stored = self.store.vectors(self.store.relations, ids)
         found = [(r, stored[rid]) for r, rid in zip(relations, ids, strict=True) if rid in stored]
         if not found:
@@ -110,119 +112,12 @@ class MilvusSearcher:
         return {row["id"]: row["text"] for row in rows}
 
 
-class _Matrix:
-    """Unit vectors of one collection, in memory, with exact top-k."""
-
-    def __init__(self, ids: list[str], vectors: np.ndarray) -> None:
-        self.ids = ids
-        self.vectors = vectors
-
-    def top(self, qvecs: np.ndarray, limit: int) -> list[list[tuple[int, float]]]:
-        scores = qvecs @ self.vectors.T
-        limit = min(limit, scores.shape[1])
-        out = []
-        for row in scores:
-            if limit <= 0:
-                out.append([])
-                continue
-            part = np.argpartition(-row, limit - 1)[:limit]
-            order = part[np.argsort(-row[part])]
-            out.append([(int(i), float(row[i])) for i in order])
-        return out
-
-
-class MemorySearcher:
-    """Exact search over vectors mirrored from Milvus, plus a local BM25 index."""
-
-    backend = "memory"
-    lexical_backend = "local"
-
-    def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
-                 vectors: dict[str, np.ndarray | None] | None = None) -> None:
-        self.store = store
-        self.graph = graph
-        started = time.perf_counter()
-        vectors = vectors or {}
-        self.scanned: list[str] = []  # kinds read from Milvus rather than from disk
-        self._relations = self._load(store.relations, graph.relation_index,
-                                     vectors.get("relations"), "relations")
-        self._entities = self._load(store.entities, graph.entity_index,
-                                    vectors.get("entities"), "entities")
-        ids, texts, vectors = [], [], []
-        for row in store.scan(store.passages, ["id", "text", "vector"]):
-            ids.append(row["id"])
-            texts.append(row["text"])
-            vectors.append(row["vector"])
-        self._passages = _Matrix(ids, _as_matrix(vectors, int(store.meta["dim"])))
-        self._bm25 = passage_bm25(list(zip(ids, texts, strict=True)))
-        self._texts = dict(zip(ids, texts, strict=True))
-        log.info("mirrored %d relations, %d entities, %d passages in memory in %.1fs",
-                 len(self._relations.ids), len(self._entities.ids), len(ids),
-                 time.perf_counter() - started)
-
-    def _load(self, collection: str, index: dict[str, int], on_disk: np.ndarray | None,
-              kind: str) -> _Matrix:
-        """Vectors in the graph's own row order (position = entity/relation index): from the
-        vector file when it is current, else scanned from Milvus."""
-        if on_disk is not None and len(on_disk) == len(index):
-            matrix = np.array(on_disk, dtype=np.float32)
-        else:
-            self.scanned.append(kind)
-            matrix = np.zeros((len(index), int(self.store.meta["dim"])), dtype=np.float32)
-            for row in self.store.scan(collection, ["id", "vector"]):
-                position = index.get(row["id"])
-                if position is not None:
-                    matrix[position] = row["vector"]
-        ids = [""] * len(index)
-        for key, position in index.items():
-            ids[position] = key
-        return _Matrix(ids, matrix)
-
-    def matrices(self) -> dict[str, np.ndarray]:
-        """The mirrored entity and relation vectors, in graph order (to save to disk)."""
-        return {"entities": self._entities.vectors, "relations": self._relations.vectors}
-
-    def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
-        """Top-`limit` relations per query vector, by relation index."""
-        return [dict(row) for row in self._relations.top(qvecs, limit)]
-
-    def score_relations(self, qvec: np.ndarray, relations: list[int]) -> dict[int, float]:
-        """Cosine of one query vector to each given relation."""
-        if not relations:
-            return {}
-        scores = self._relations.vectors[relations] @ qvec.reshape(-1)
-        return dict(zip(relations, scores.tolist(), strict=True))
-
-    def entities(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
-        """Top-`limit` entities per query vector, by entity index."""
-        return [dict(row) for row in self._entities.top(qvecs, limit)]
-
-    def passages(self, qvecs: np.ndarray, limit: int) -> list[dict[str, float]]:
-        """Top-`limit` passages per query vector, by passage id."""
-        ids = self._passages.ids
-        return [{ids[i]: s for i, s in row} for row in self._passages.top(qvecs, limit)]
-
-    def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
-        """Top-`limit` passages per query by local BM25."""
-        return [self._bm25.search(q, limit) for q in queries]
-
-    def texts(self, passage_ids: list[str]) -> dict[str, str]:
-        """Passage texts by id, from the mirror."""
-        return {pid: self._texts[pid] for pid in passage_ids if pid in self._texts}
-
-
 def _cosines(qvec: np.ndarray, matrix: np.ndarray, relations: list[int]) -> dict[int, float]:
     """Cosine of one query vector to each row, keyed by relation index (as Milvus's COSINE)."""
     query = np.asarray(qvec, dtype=np.float32).reshape(-1)
     norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
     scores = matrix @ query / np.maximum(norms, 1e-12)
     return dict(zip(relations, scores.tolist(), strict=True))
-
-
-def _as_matrix(rows: list[list[float]], dim: int) -> np.ndarray:
-    if not rows:
-        return np.zeros((0, dim), dtype=np.float32)
-    return np.asarray(rows, dtype=np.float32)
 
 
 def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int,

@@ -25,7 +25,7 @@ from hopgraph.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)
 
-FORMAT = 2  # bump when the layout changes: older files are then rebuilt
+FORMAT = 3  # bump when the layout changes: older files are then rebuilt
 VECTOR_KINDS = ("entities", "relations")
 
 
@@ -49,27 +49,19 @@ def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int,
     `vector_rows` records how many rows each vector file (`store.vectors`) held for this
     graph (-1 or absent: none trusted).
     """
-    passage_table: dict[str, int] = {}
-    indptr = np.zeros(len(graph.relations) + 1, dtype=np.int64)
-    links: list[int] = []
-    for r, rel in enumerate(graph.relations):
-        links.extend(passage_table.setdefault(p, len(passage_table)) for p in rel.passage_ids)
-        indptr[r + 1] = len(links)
+    columns = graph.arrays()
     arrays: dict[str, np.ndarray] = {
         "format": np.array([FORMAT], dtype=np.int64),
         "writes": np.array([writes], dtype=np.int64),
-        "subject": np.array([rel.subject for rel in graph.relations], dtype=np.int64),
-        "object": np.array([rel.object for rel in graph.relations], dtype=np.int64),
-        "passage_indptr": indptr,
-        "passage_index": np.array(links, dtype=np.int64),
+        **columns,
         "vector_rows": np.array([(vector_rows or {}).get(kind, -1) for kind in VECTOR_KINDS],
                                 dtype=np.int64),
     }
     for key, strings in (("graph_name", [graph_name]), ("entity_ids", graph.entity_ids),
                          ("entity_names", graph.entity_names),
-                         ("relation_ids", [rel.id for rel in graph.relations]),
-                         ("relation_texts", [rel.text for rel in graph.relations]),
-                         ("passage_ids", list(passage_table))):
+                         ("relation_ids", graph.relation_ids),
+                         ("relation_texts", graph.relation_texts),
+                         ("passage_ids", graph.passage_ids)):
         arrays[f"{key}_data"], arrays[f"{key}_offsets"] = _pack(strings)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
@@ -117,17 +109,7 @@ def load(path: Path, graph_name: str, writes: int) -> Snapshot | None:
 
 
 def _graph(arrays: dict[str, np.ndarray], strings: dict[str, list[str]]) -> KnowledgeGraph:
-    entity_ids, passages = strings["entity_ids"], strings["passage_ids"]
-    subject, obj = arrays["subject"].tolist(), arrays["object"].tolist()
-    indptr, index = arrays["passage_indptr"].tolist(), arrays["passage_index"].tolist()
-    relation_ids, texts = strings["relation_ids"], strings["relation_texts"]
-    if not (len(subject) == len(obj) == len(relation_ids) == len(texts) == len(indptr) - 1
-            and len(strings["entity_names"]) == len(entity_ids)):
-        raise ValueError("arrays of different lengths")
-    graph = KnowledgeGraph()
-    for entity, name in zip(entity_ids, strings["entity_names"], strict=True):
-        graph.add_entity(entity, name)
-    for r, rid in enumerate(relation_ids):
-        graph.add_relation(rid, entity_ids[subject[r]], entity_ids[obj[r]], texts[r],
-                           [passages[i] for i in index[indptr[r]:indptr[r + 1]]])
-    return graph
+    return KnowledgeGraph.from_arrays(
+        strings["entity_ids"], strings["entity_names"], strings["relation_ids"],
+        strings["relation_texts"], arrays["subject"], arrays["object"], strings["passage_ids"],
+        arrays["passage_indptr"], arrays["passage_index"])
