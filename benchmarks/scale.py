@@ -3,11 +3,14 @@
 Usage (from the repository root):
   .venv/bin/python benchmarks/scale.py                 # 10k and 100k relations
   .venv/bin/python benchmarks/scale.py --sizes 10000 100000 1000000
-Each size runs in a process of its own (so peak memory is that size's) on Milvus Lite in a
-temporary folder, and prints one row of a markdown table: ingest rows/s and peak RSS; reopen
-with the snapshot, then first and warm default-method queries (in-memory mirror, and every
-search in Milvus); reopen cold (no snapshot: graph and vectors read back from Milvus) and its
-first query; expansion degree 1 and 2 against the matrix powers; fuzzy linking.
+Each size runs on Milvus Lite in a temporary folder, in three fresh processes (so each
+peak memory is that stage's): ingest (a stream of passages; rows/s, peak RSS, hopgraph's own
+graph size); reopen from the snapshot, first and warm default-method queries (in-memory
+mirror, then every search in Milvus), expansion degree 1 and 2 against the matrix powers,
+fuzzy linking of a misspelt name; reopen cold (snapshot deleted: graph and vectors read back
+from Milvus) and its first query. Prints one markdown row per size.
+Memory: "RSS" includes Milvus Lite, which runs inside the process; "graph + linker" and
+"mirror" are hopgraph's own structures, summed object by object (`deep_bytes`).
 The embedder is a deterministic hash of the text, so the model is not in the figures.
 """
 
@@ -16,17 +19,20 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 DIM = 384
+POWERS_MAX_GB = 8.0  # above this the matrix-power reference is not built (reported instead)
 PREDICATES = ["founded", "directed", "was born in", "is part of", "married", "wrote",
               "plays for", "is located in", "owns", "succeeded"]
 
@@ -46,29 +52,68 @@ class HashEmbedder:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def records(n_relations: int, seed: int = 0) -> tuple[list, list[str]]:
-    """Passages of ~10 triplets over entities with a skewed (Zipf) degree distribution."""
-    from hopgraph.records import PassageRecord, Triplet
-
+def graph_spec(n_relations: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """`n_relations` distinct (subject, object) index pairs drawn with a skewed (Zipf) degree
+    distribution, a predicate index for each, and the entity names."""
     rng = np.random.default_rng(seed)
     n_entities = max(10, n_relations // 2)
-    syllables = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "zu", "an", "el", "or"]
-    names = []
-    for i in range(n_entities):
-        parts = rng.choice(syllables, size=5)
-        names.append(f"{''.join(parts[:2]).capitalize()} {''.join(parts[2:]).capitalize()} {i}")
+    syllables = np.array(["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "zu", "an", "el", "or"])
+    parts = syllables[rng.integers(0, len(syllables), size=(n_entities, 5))]
+    names = [f"{''.join(p[:2]).capitalize()} {''.join(p[2:]).capitalize()} {i}"
+             for i, p in enumerate(parts.tolist())]
     weights = 1.0 / np.arange(1, n_entities + 1) ** 1.1
-    ends = rng.choice(n_entities, size=(n_relations, 2), p=weights / weights.sum())
-    predicates = rng.integers(0, len(PREDICATES), size=n_relations)
-    out = []
-    for start in range(0, n_relations, 10):
+    weights /= weights.sum()
+    ends = np.zeros((0, 2), dtype=np.int64)
+    predicates = np.zeros(0, dtype=np.int64)
+    while len(ends) < n_relations:  # the hubs draw the same triple again: redraw those
+        more = n_relations - len(ends) + n_relations // 10 + 10
+        ends = np.vstack([ends, rng.choice(n_entities, size=(more, 2), p=weights)])
+        predicates = np.concatenate([predicates, rng.integers(0, len(PREDICATES), size=more)])
+        keys = (ends[:, 0] * n_entities + ends[:, 1]) * len(PREDICATES) + predicates
+        first = np.sort(np.unique(keys, return_index=True)[1])
+        ends, predicates = ends[first], predicates[first]
+    return ends[:n_relations], predicates[:n_relations], names
+
+
+def records(ends: np.ndarray, predicates: np.ndarray, names: list[str]) -> Iterator:
+    """Passages of 10 triplets each, made as they are read (the input is a stream)."""
+    from hopgraph.records import PassageRecord, Triplet
+
+    for start in range(0, len(ends), 10):
         triplets = [Triplet(names[s], PREDICATES[p], names[o]) for (s, o), p in
                     zip(ends[start:start + 10].tolist(), predicates[start:start + 10].tolist(),
                         strict=True)]
         text = f"Passage {start // 10}. " + " ".join(
             f"{t.subject} {t.predicate} {t.object}." for t in triplets)
-        out.append(PassageRecord(text, triplets))
-    return out, names
+        yield PassageRecord(text, triplets)
+
+
+def deep_bytes(*roots: object) -> int:
+    """Bytes held by Python containers, strings and NumPy/SciPy arrays reachable from
+    `roots` (each object counted once): what hopgraph's own structures take."""
+    seen: set[int] = set()
+    stack, total = list(roots), 0
+    while stack:
+        item = stack.pop()
+        if id(item) in seen or item is None or isinstance(item, (type, int, float, bool)):
+            continue
+        seen.add(id(item))
+        if isinstance(item, np.ndarray):
+            total += item.nbytes if item.base is None else 0
+            if item.base is not None:
+                stack.append(item.base)
+            continue
+        total += sys.getsizeof(item)
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+        elif hasattr(item, "__dict__") and not callable(item):
+            stack.extend(vars(item).values())
+        elif hasattr(item, "__slots__"):
+            stack.extend(getattr(item, name, None) for name in item.__slots__)
+    return total
 
 
 def percentiles(ms: list[float]) -> tuple[float, float]:
@@ -89,71 +134,129 @@ def timed_queries(rag, questions: list[str]) -> tuple[float, float, float]:
     return (first, *percentiles(warm))
 
 
-def measure(size: int, folder: Path) -> dict[str, float]:
-    """Every figure of one row, in this process."""
-    from hopgraph import GraphRAG
-    from hopgraph.graph import MatrixPowers
+def rss_gb() -> float:
+    """Resident memory of this process now, GB."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**30
 
-    data, names = records(size)
+
+def questions_for(size: int) -> tuple[list[str], list[str]]:
+    """21 questions naming entities that have relations, and the entity names."""
+    ends, _, names = graph_spec(size)
     rng = np.random.default_rng(1)
-    picks = rng.choice(len(names), size=21, replace=False).tolist()
-    questions = [f"Who founded the company that {names[i]} owns?" for i in picks]
-    uri, row = str(folder / "scale.db"), {"relations": size}
-    embedder = HashEmbedder()
+    picks = rng.choice(np.unique(ends), size=21, replace=False).tolist()
+    return [f"Who founded the company that {names[i]} owns?" for i in picks], [
+        names[i] for i in picks]
+
+
+def open_graph(uri: str, **options: object):
+    from hopgraph import GraphRAG
+
+    return GraphRAG(uri=uri, graph="scale", embedder=HashEmbedder(), **options)
+
+
+def stage_ingest(size: int, uri: str) -> dict[str, float]:
+    """Ingest the synthetic graph as a stream of passages."""
+    ends, predicates, names = graph_spec(size)
+    row: dict[str, float] = {}
     started = time.perf_counter()
-    with GraphRAG(uri=uri, graph="scale", embedder=embedder) as rag:
-        summary = rag.add(data)
+    with open_graph(uri) as rag:
+        summary = rag.add(records(ends, predicates, names))
         stored = summary.passages_added + summary.entities_added + summary.relations_added
         row["ingest_s"] = time.perf_counter() - started
         row["rows_per_s"] = stored / row["ingest_s"]
         row["ingest_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        row["relations"] = len(rag.graph.relations)
+        row["hopgraph_after_ingest_mb"] = deep_bytes(rag.graph) / 2**20
         closing = time.perf_counter()
     row["close_s"] = time.perf_counter() - closing
-    del data
+    return row
+
+
+def stage_reopen(size: int, uri: str) -> dict[str, float]:
+    """A new process: reopen from the snapshot, query both backends, expand, link."""
+    from hopgraph.graph import MatrixPowers
+
+    questions, picked = questions_for(size)
+    row: dict[str, float] = {}
+    before = rss_gb()
     started = time.perf_counter()
-    rag = GraphRAG(uri=uri, graph="scale", embedder=embedder, create=False)
+    rag = open_graph(uri, create=False)
     row["reopen_snapshot_s"] = time.perf_counter() - started
+    row["reopen_rss_mb"] = (rss_gb() - before) * 1024
     for backend, limit in (("mirror", 10**8), ("milvus", 0)):
         rag.settings.memory_limit = limit
         rag._retriever = None
         first, p50, p95 = timed_queries(rag, questions)
         row[f"{backend}_first_ms"], row[f"{backend}_p50_ms"], row[f"{backend}_p95_ms"] = (
             first, p50, p95)
-    rag.close()
-    rag.store.snapshot_path().unlink()  # cold: the graph and its vectors from Milvus
-    started = time.perf_counter()
-    rag = GraphRAG(uri=uri, graph="scale", embedder=embedder, create=False,
-                   memory_limit=10**8)
-    row["reopen_cold_s"] = time.perf_counter() - started
-    started = time.perf_counter()
-    rag.retrieve(questions[0])
-    row["cold_first_ms"] = (time.perf_counter() - started) * 1000
+        if backend == "mirror":
+            row["mirror_mb"] = deep_bytes(rag.retriever.search) / 2**20
+    _ = rag.retriever.linker.fuzzy
+    row["graph_linker_mb"] = deep_bytes(rag.graph, rag.retriever.linker) / 2**20
+    # Peak so far: queries on both backends (the matrix-power reference below needs far more).
+    row["reopen_peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     graph = rag.graph
+    rng = np.random.default_rng(2)
     seeds = rng.choice(len(graph.relations), size=3, replace=False).tolist()
     ents = [int(graph.subjects[s]) for s in seeds]
+    # The reference precomputes A·Aᵀ and Aᵀ·A: Aᵀ·A has Σ deg(e)² entries (hubs!).
+    degrees = np.asarray(graph.incidence.sum(axis=1)).ravel()
+    row["powers_gb"] = float((degrees**2).sum()) * 12 / 2**30  # CSR: 8-byte value + 4 index
+    powers = None
+    if row["powers_gb"] <= POWERS_MAX_GB:
+        started = time.perf_counter()
+        powers = MatrixPowers(graph.incidence)
+        row["powers_build_s"] = time.perf_counter() - started
     for degree in (1, 2):
         started = time.perf_counter()
         walked = graph.expand(ents, seeds, degree).relations
         row[f"expand{degree}_ms"] = (time.perf_counter() - started) * 1000
-        if size <= 100_000:  # the matrix powers need GBs and minutes beyond that
+        if powers is not None:
             started = time.perf_counter()
-            powered = MatrixPowers(graph.incidence).expand(ents, seeds, degree)
+            powered = powers.expand(ents, seeds, degree)
             row[f"powers{degree}_ms"] = (time.perf_counter() - started) * 1000
             assert np.array_equal(walked, powered)
-    typo = names[picks[0]][:-3] + names[picks[0]][-2:]
-    rag.retriever.linker.link(f"Who founded {names[picks[1]]}?")  # builds the name index
-    _ = rag.retriever.linker.fuzzy  # and the trigram index: timed below is the lookup alone
+    del powers
+    typo = picked[0][:-3] + picked[0][-2:]
     started = time.perf_counter()
     rag.retriever.linker.link(f"Who founded the company of {typo}?")
     row["link_typo_ms"] = (time.perf_counter() - started) * 1000
-    row["end_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     rag.close()
     return row
 
 
+def stage_cold(size: int, uri: str) -> dict[str, float]:
+    """A new process, no snapshot: the graph and its vectors are read back from Milvus."""
+    questions, _ = questions_for(size)
+    row: dict[str, float] = {}
+    with open_graph(uri, create=False) as rag:
+        path = rag.store.snapshot_path()
+    path.unlink()
+    started = time.perf_counter()
+    rag = open_graph(uri, create=False, memory_limit=10**8)
+    row["reopen_cold_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    rag.retrieve(questions[0])
+    row["cold_first_ms"] = (time.perf_counter() - started) * 1000
+    row["cold_peak_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    rag.close()
+    return row
+
+
+STAGES = {"ingest": stage_ingest, "reopen": stage_reopen, "cold": stage_cold}
+
+
 COLUMNS = [("relations", "relations", "{:,.0f}"), ("rows_per_s", "ingest rows/s", "{:,.0f}"),
-           ("ingest_rss_gb", "ingest peak RSS GB", "{:.2f}"), ("close_s", "close s", "{:.1f}"),
+           ("ingest_s", "ingest s", "{:,.0f}"),
+           ("ingest_process_s", "ingest process until exit s", "{:,.0f}"),
+           ("ingest_rss_gb", "ingest peak RSS GB (with Milvus Lite)", "{:.2f}"),
+           ("hopgraph_after_ingest_mb", "graph after ingest MB", "{:,.0f}"),
+           ("close_s", "close s", "{:.1f}"),
            ("reopen_snapshot_s", "reopen (snapshot) s", "{:.2f}"),
+           ("reopen_rss_mb", "reopen RSS MB (Milvus Lite + graph)", "{:,.0f}"),
+           ("graph_linker_mb", "graph + linker MB", "{:,.0f}"),
+           ("mirror_mb", "mirror heap MB", "{:,.0f}"),
            ("mirror_first_ms", "first query, mirror ms", "{:,.0f}"),
            ("mirror_p50_ms", "warm p50 mirror ms", "{:.1f}"),
            ("milvus_first_ms", "first query, Milvus ms", "{:,.0f}"),
@@ -162,30 +265,56 @@ COLUMNS = [("relations", "relations", "{:,.0f}"), ("rows_per_s", "ingest rows/s"
            ("reopen_cold_s", "reopen (cold) s", "{:.2f}"),
            ("cold_first_ms", "first query after cold ms", "{:,.0f}"),
            ("expand1_ms", "expand d1 ms", "{:.1f}"), ("expand2_ms", "expand d2 ms", "{:.1f}"),
+           ("powers_build_s", "matrix powers build s", "{:.1f}"),
            ("powers2_ms", "matrix powers d2 ms", "{:.1f}"),
-           ("link_typo_ms", "link (typo) ms", "{:.1f}"), ("end_rss_gb", "peak RSS GB", "{:.2f}")]
+           ("powers_gb", "Aᵀ·A would need GB", "{:.1f}"),
+           ("link_typo_ms", "link (typo) ms", "{:.1f}"),
+           ("reopen_peak_rss_gb", "query process peak RSS GB (both backends)", "{:.2f}"),
+           ("cold_peak_rss_gb", "cold process peak RSS GB", "{:.2f}")]
+
+
+def run_size(size: int, cold: bool) -> dict[str, float] | str:
+    """Every stage of one size, each in a process of its own; a failure's last line."""
+    row: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="hopgraph-scale-") as tmp:
+        uri = str(Path(tmp) / "scale.db")
+        for stage in ["ingest", "reopen", *(["cold"] if cold else [])]:
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, __file__, "--stage", stage, str(size), uri],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                return f"{stage} failed: {done.stderr.strip().splitlines()[-1:]}"
+            row.update(json.loads(done.stdout.strip().splitlines()[-1]))
+            # Until the process is gone: Milvus Lite finishes building its indexes at exit.
+            row[f"{stage}_process_s"] = time.perf_counter() - started
+    return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--one", type=int, help=argparse.SUPPRESS)  # worker: one size
+    parser.add_argument("--no-cold", action="store_true",
+                        help="skip the cold reopen (graph and vectors read back from Milvus)")
+    parser.add_argument("--json", help="also write every row, with all figures, to this file")
+    parser.add_argument("--stage", nargs=3, help=argparse.SUPPRESS)  # worker: STAGE SIZE URI
     args = parser.parse_args()
-    if args.one:
-        with tempfile.TemporaryDirectory(prefix="hopgraph-scale-") as tmp:
-            print(json.dumps(measure(args.one, Path(tmp))))
+    if args.stage:
+        stage, size, uri = args.stage
+        print(json.dumps(STAGES[stage](int(size), uri)))
         return
     print("| " + " | ".join(title for _, title, _ in COLUMNS) + " |")
     print("|" + "---:|" * len(COLUMNS))
+    rows = []
     for size in args.sizes:
-        done = subprocess.run([sys.executable, __file__, "--one", str(size)],
-                              capture_output=True, text=True, check=False)
-        if done.returncode != 0:
-            print(f"| {size:,} | failed: {done.stderr.strip().splitlines()[-1:]} |")
+        row = run_size(size, cold=not args.no_cold)
+        if isinstance(row, str):
+            print(f"| {size:,} | {row} |", flush=True)
             continue
-        row = json.loads(done.stdout.strip().splitlines()[-1])
+        rows.append(row)
         print("| " + " | ".join(fmt.format(row[key]) if key in row else "–"
                                 for key, _, fmt in COLUMNS) + " |", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

@@ -69,10 +69,12 @@ def test_expansion_records_hops_and_rejects_bad_degree() -> None:
     graph.add_relation("r3", "x", "y", "x-y", [])
     found = graph.expand([], [0], 1)
     assert found.relations.tolist() == [0, 1]
-    assert found.hops == {0: 0, 1: 1}
+    assert found.hops.tolist() == [0, 1]
     assert graph.expand([], [0], 2).relations.tolist() == [0, 1, 2]
-    # entity a: degree 1 reaches entities {a, b} and so relations r0, r1
-    assert graph.expand([graph.entity_index["a"]], [], 1).relations.tolist() == [0, 1]
+    assert graph.expand([], [0], 2).hops.tolist() == [0, 1, 2]
+    # entity a: degree 1 reaches entities {a, b} and so relations r0 (hop 1), r1 (hop 2)
+    from_a = graph.expand([graph.entity_index["a"]], [], 1)
+    assert from_a.relations.tolist() == [0, 1] and from_a.hops.tolist() == [1, 2]
     assert graph.expand([], [], 2).relations.tolist() == []
     with pytest.raises(ValueError, match="degree"):
         graph.expand([], [0], 0)
@@ -107,7 +109,8 @@ def test_columns_round_trip_with_updated_passages() -> None:
     assert list(copy.relations) == list(graph.relations)
     assert copy.relations[7].passage_ids == ["p7", "q7"]
     assert copy.relations[-1].passage_ids == ["p-new"]
-    assert all(copy.passages_of_entity(e) == graph.passages_of_entity(e) for e in range(len(graph.entity_ids)))
+    assert all(copy.passages_of_entity(e) == graph.passages_of_entity(e)
+               for e in range(len(graph.entity_ids)))
     assert (copy.incidence != graph.incidence).nnz == 0
 
 

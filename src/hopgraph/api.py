@@ -79,11 +79,14 @@ class GraphRAG:
                                    ["id", "subject_id", "object_id", "text", "passage_ids"]):
             graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
                                list(row["passage_ids"]))
+        for row in self.store.scan(self.store.passages, ["id"]):  # those without relations too
+            graph.add_passage(row["id"])
         return graph
 
     @staticmethod
     def _sizes(graph: KnowledgeGraph) -> dict[str, int]:
-        return {"entities": len(graph.entity_ids), "relations": len(graph.relations)}
+        return {"entities": len(graph.entity_ids), "relations": len(graph.relations),
+                "passages": len(graph.passage_ids)}
 
     def _vectors_current(self) -> bool:
         """Whether every vector file holds exactly the graph's rows, as the snapshot says."""

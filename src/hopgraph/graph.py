@@ -12,7 +12,7 @@ formulation (see `MatrixPowers`).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import overload
 
 import numpy as np
@@ -37,7 +37,7 @@ class Expansion:
     """Candidate relations around the seeds, with the hop at which each was reached."""
 
     relations: np.ndarray  # relation indices, sorted
-    hops: dict[int, int] = field(default_factory=dict)
+    hops: np.ndarray  # hops[i]: the hop at which relations[i] was first reached (0: a seed)
 
 
 class _Ints:
@@ -102,7 +102,7 @@ class KnowledgeGraph:
         self.relation_ids: list[str] = []
         self.relation_texts: list[str] = []
         self.relation_index: dict[str, int] = {}
-        self.passage_ids: list[str] = []  # every passage some relation came from
+        self.passage_ids: list[str] = []  # every stored passage (vector files use this order)
         self.passage_index: dict[str, int] = {}
         self._subjects = _Ints()
         self._objects = _Ints()
@@ -170,6 +170,10 @@ class KnowledgeGraph:
             self.entity_names.append(name)
             self._incidence = self._incidence_t = None
         return index
+
+    def add_passage(self, passage_id: str) -> int:
+        """Register a passage (idempotent); returns its index in `passage_ids`."""
+        return self._passage(passage_id)
 
     def _passage(self, passage_id: str) -> int:
         index = self.passage_index.get(passage_id)
@@ -282,28 +286,31 @@ class KnowledgeGraph:
         """Candidate relations within `degree` of the seeds (README: expansion), walking outward."""
         if degree < 1:
             raise UsageError(f"degree must be >= 1, got {degree}")
-        hops: dict[int, int] = {}
-
-        def mark(relations: np.ndarray, hop: int) -> None:
-            for r in relations.tolist():
-                hops.setdefault(r, hop)
-
+        marked: list[tuple[np.ndarray, int]] = []  # (relations, the hop they were reached at)
         ents = np.unique(np.asarray(seed_entities, dtype=np.int64))
         rels = np.unique(np.asarray(seed_relations, dtype=np.int64))
-        mark(rels, 0)
+        marked.append((rels, 0))
         # Entity side: (A·Aᵀ)^d · A  == relations of entities d entity-hops out.
         for hop in range(1, degree + 1):
             touched = self.relations_of(ents)
-            mark(touched, hop)
+            marked.append((touched, hop))
             ents = self.entities_of(touched)
         from_entities = self.relations_of(ents)
-        mark(from_entities, degree + 1)
+        marked.append((from_entities, degree + 1))
         # Relation side: (Aᵀ·A)^d  == relations d shared-entity steps from the seeds.
         for hop in range(1, degree + 1):
             rels = self.relations_of(self.entities_of(rels))
-            mark(rels, hop)
+            marked.append((rels, hop))
         candidates = np.union1d(from_entities, rels)
-        return Expansion(relations=candidates, hops={r: hops[r] for r in candidates.tolist()})
+        # Each candidate's first hop: the smallest hop it was marked at.
+        ids = np.concatenate([m for m, _ in marked])
+        hop_of = np.concatenate([np.full(len(m), h, dtype=np.int64) for m, h in marked])
+        order = np.lexsort((hop_of, ids))
+        ids, hop_of = ids[order], hop_of[order]
+        first = np.r_[True, ids[1:] != ids[:-1]] if len(ids) else np.zeros(0, dtype=bool)
+        ids, hop_of = ids[first], hop_of[first]
+        return Expansion(relations=candidates,
+                         hops=hop_of[np.searchsorted(ids, candidates)])
 
 
 def _csr_rows(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:

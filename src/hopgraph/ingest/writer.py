@@ -167,6 +167,10 @@ class Ingestor:
              "metadata": batch.passages[pid].metadata}
             for pid, vec in zip(new, vectors, strict=True)
         ))
+        for pid in new:
+            self.graph.add_passage(pid)
+        if self.vector_sink and new:
+            self.vector_sink("passages", vectors)
         run.passages.update(new)
 
     def _store_entities(self, batch: _Batch, summary: IngestSummary, run: _Run) -> None:

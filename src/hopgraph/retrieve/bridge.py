@@ -118,6 +118,11 @@ class BridgeFinder:
         """
         rels = np.fromiter(relation_scores, dtype=np.int64, count=len(relation_scores))
         scores = np.fromiter(relation_scores.values(), dtype=np.float64, count=len(rels))
+        return self.chain_candidates_of(first, rels, scores, taken, inner)
+
+    def chain_candidates_of(self, first: Probe, rels: np.ndarray, scores: np.ndarray,
+                            taken: set[int], inner: set[int]) -> list[tuple[int, float, int]]:
+        """`chain_candidates` with the relations and their scores as parallel arrays."""
         keep = rels != first.relation
         rels, scores = rels[keep], scores[keep]
         subjects, objects = self.graph.subjects[rels], self.graph.objects[rels]

@@ -54,24 +54,37 @@ def run_default(ctx: Context, question: str, qvec: np.ndarray, matches: list[Ent
 
 def _chain(ctx: Context, qvec: np.ndarray, finder: bridge.BridgeFinder,
            probes: list[bridge.Probe], scores: dict[int, float]) -> list[bridge.Probe]:
-    """Third-hop probes: neighbours of the best bridge, ranked by path score."""
+    """Third-hop probes: neighbours of the best bridge, ranked by path score.
+
+    Array work throughout: a hub bridge brings tens of thousands of relations.
+    """
     graph = ctx.graph
     first = probes[0]
-    around = graph.relations_of(np.array([first.entity])).tolist()
+    around = graph.relations_of(np.array([first.entity]))
     inner = [first.entity]
-    if around == [first.relation]:  # a dead end: go on from the names inside its name
-        inner = _and_inner(ctx, first.entity)
-        around = graph.relations_of(np.array(inner)).tolist()
-    scores.update(ctx.search.score_relations(qvec, [r for r in around if r not in scores]))
-    candidates = finder.chain_candidates(first, {r: scores.get(r, 0.0) for r in around},
-                                         {p.entity for p in probes}, set(inner))
-    onward_rels = {c[0]: [r for r in graph.relations_of(np.array([c[0]])).tolist()
-                          if r != c[2]] for c in candidates}
-    missing = sorted({r for rels in onward_rels.values() for r in rels} - scores.keys())
-    scores.update(ctx.search.score_relations(qvec, missing))
-    onward = {e: max((scores.get(r, 0.0) for r in rels), default=0.0)
-              for e, rels in onward_rels.items()}
+    if len(around) == 1 and int(around[0]) == first.relation:  # a dead end: go on from the
+        inner = _and_inner(ctx, first.entity)  # names inside its name
+        around = graph.relations_of(np.array(inner))
+    around_scores = _scores_of(ctx, qvec, scores, around)
+    candidates = finder.chain_candidates_of(first, around, around_scores,
+                                            {p.entity for p in probes}, set(inner))
+    onward_rels = [graph.relations_of(np.array([e])) for e, _, _ in candidates]
+    onward_rels = [rels[rels != r] for rels, (_, _, r) in zip(onward_rels, candidates,
+                                                                strict=True)]
+    union = np.unique(np.concatenate(onward_rels)) if onward_rels else np.zeros(0, np.int64)
+    union_scores = _scores_of(ctx, qvec, scores, union)
+    onward = {e: float(union_scores[np.searchsorted(union, rels)].max()) if len(rels) else 0.0
+              for (e, _, _), rels in zip(candidates, onward_rels, strict=True)}
     return finder.chain(first, candidates, onward)
+
+
+def _scores_of(ctx: Context, qvec: np.ndarray, scores: dict[int, float],
+               relations: np.ndarray) -> np.ndarray:
+    """Question scores of `relations` (an array), computing and caching the missing ones."""
+    listed = relations.tolist()
+    missing = [r for r in listed if r not in scores]
+    scores.update(ctx.search.score_relations(qvec, missing))
+    return np.array([scores.get(r, 0.0) for r in listed], dtype=np.float64)
 
 
 def _and_inner(ctx: Context, entity: int) -> list[int]:

@@ -1,8 +1,9 @@
-"""The in-process mirror: a graph's vectors in memory, searched exactly with NumPy.
+"""The in-process mirror: a graph's vectors searched exactly with NumPy, in this process.
 
 For graphs up to `memory_limit` rows (see `search.make_searcher`): a Milvus Lite search costs
-10-30 ms per call, and the default method makes four to six. Entity and relation vectors come
-from the vector files beside the snapshot when they are current, else from one scan of Milvus.
+10-30 ms per call at MuSiQue's size and ~100 ms at 100k rows, and the default method makes
+two to six. Entity, relation and passage vectors are the vector files beside the snapshot,
+memory-mapped, when they are current; otherwise they are scanned from Milvus once.
 """
 
 from __future__ import annotations
@@ -78,24 +79,26 @@ class MemorySearcher:
                                      vectors.get("relations"), "relations")
         self._entities = self._load(store.entities, graph.entity_index,
                                     vectors.get("entities"), "entities")
-        ids, texts, vectors = [], [], []
-        for row in store.scan(store.passages, ["id", "text", "vector"]):
-            ids.append(row["id"])
-            texts.append(row["text"])
-            vectors.append(row["vector"])
-        self._passages = _Matrix(ids, _as_matrix(vectors, int(store.meta["dim"])))
-        self._bm25 = passage_bm25(list(zip(ids, texts, strict=True)))
-        self._texts = dict(zip(ids, texts, strict=True))
+        texts: dict[str, str] = {}
+        for row in store.scan(store.passages, ["id", "text"]):
+            graph.add_passage(row["id"])  # idempotent: the graph lists every stored passage
+            texts[row["id"]] = row["text"]
+        self._passages = self._load(store.passages, graph.passage_index,
+                                    vectors.get("passages"), "passages")
+        ids = self._passages.ids
+        self._bm25 = passage_bm25([(pid, texts[pid]) for pid in ids if pid in texts])
+        self._texts = texts
         log.info("mirrored %d relations, %d entities, %d passages in memory in %.1fs",
                  len(self._relations.ids), len(self._entities.ids), len(ids),
                  time.perf_counter() - started)
 
     def _load(self, collection: str, index: dict[str, int], on_disk: np.ndarray | None,
               kind: str) -> _Matrix:
-        """Vectors in the graph's own row order (position = entity/relation index): from the
-        vector file when it is current, else scanned from Milvus."""
+        """Vectors in the graph's own row order (position = entity/relation/passage index):
+        the vector file itself when it is current (a read-only memory map: nothing is copied
+        or parsed, and processes on one graph share the pages), else scanned from Milvus."""
         if on_disk is not None and len(on_disk) == len(index):
-            matrix = np.array(on_disk, dtype=np.float32)
+            matrix = np.asarray(on_disk, dtype=np.float32)
         else:
             self.scanned.append(kind)
             matrix = np.zeros((len(index), int(self.store.meta["dim"])), dtype=np.float32)
@@ -109,8 +112,9 @@ class MemorySearcher:
         return _Matrix(ids, matrix)
 
     def matrices(self) -> dict[str, np.ndarray]:
-        """The mirrored entity and relation vectors, in graph order (to save to disk)."""
-        return {"entities": self._entities.vectors, "relations": self._relations.vectors}
+        """The mirrored vectors of each kind, in graph order (to save to disk)."""
+        return {"entities": self._entities.vectors, "relations": self._relations.vectors,
+                "passages": self._passages.vectors}
 
     def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
         """Top-`limit` relations per query vector, by relation index."""

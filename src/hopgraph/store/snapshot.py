@@ -25,8 +25,8 @@ from hopgraph.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)
 
-FORMAT = 3  # bump when the layout changes: older files are then rebuilt
-VECTOR_KINDS = ("entities", "relations")
+FORMAT = 4  # bump when the layout changes: older files are then rebuilt
+VECTOR_KINDS = ("entities", "relations", "passages")
 
 
 def _pack(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:

@@ -1,5 +1,5 @@
-"""Entity and relation vectors on disk, row i = the graph's entity/relation i, beside the
-snapshot (raw float32, read through numpy memory maps).
+"""Entity, relation and passage vectors on disk, row i = the graph's entity / relation /
+passage i (`graph.passage_ids`), beside the snapshot (raw float32, read through memory maps).
 
 Ingestion appends each new row's vector as it stores it, so the files grow with the graph
 and cost no extra pass over Milvus. They are trusted only when the snapshot records the same
@@ -18,7 +18,7 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 
-KINDS = ("entities", "relations")
+KINDS = ("entities", "relations", "passages")
 
 
 class VectorFile:
