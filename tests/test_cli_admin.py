@@ -48,16 +48,15 @@ def test_demo_with_a_bad_file_names_it(tmp_path_factory: pytest.TempPathFactory)
     assert done.code == 1 and "not-demo.json: not a demo file" in done.stderr
 
 
-def test_one_shot_commands_search_in_milvus(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_shot_commands_never_scan_milvus_for_the_mirror(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     from hopgraph.cli import build_parser
-    from hopgraph.cli.common import memory_limit
+    from hopgraph.cli.common import one_shot
 
     parse = build_parser().parse_args
     monkeypatch.delenv("HOPGRAPH_MEMORY_LIMIT", raising=False)
-    assert memory_limit(parse(["query", "q"])) == 0
-    assert memory_limit(parse(["ask", "q"])) == 0
-    assert memory_limit(parse(["query", "q", "--memory-limit", "1000"])) == 1000
-    assert memory_limit(parse(["eval", "--corpus", "c", "--openie", "o",
-                               "--questions", "q"])) is None
+    assert one_shot(parse(["query", "q"])) and one_shot(parse(["ask", "q"]))
+    assert not one_shot(parse(["query", "q", "--memory-limit", "1000"]))  # the user chose
+    assert not one_shot(parse(["eval", "--corpus", "c", "--openie", "o", "--questions", "q"]))
     monkeypatch.setenv("HOPGRAPH_MEMORY_LIMIT", "5")
-    assert memory_limit(parse(["query", "q"])) is None  # the environment decides
+    assert not one_shot(parse(["query", "q"]))  # the environment decides

@@ -74,6 +74,21 @@ def test_every_backend_gives_the_same_passages_on_musique(musique_subset: GraphR
     assert all(len(ids) == 5 for ids in results["milvus"])
 
 
+def test_backend_choice_by_limit_place_and_vector_files(bernoulli: GraphRAG) -> None:
+    """None (the default) mirrors any size on Milvus Lite; scan=False (one-shot CLI) mirrors
+    only from current vector files, else searches Milvus; 0 always searches Milvus."""
+    store, graph = bernoulli.store, bernoulli.graph
+    current = bernoulli._current_vectors()
+    assert all(v is not None for v in current.values())
+    assert isinstance(make_searcher(store, graph, None, current), MemorySearcher)
+    mirror = make_searcher(store, graph, None, current, scan=False)
+    assert isinstance(mirror, MemorySearcher) and mirror.scanned == []
+    stale = {kind: None for kind in current}
+    assert isinstance(make_searcher(store, graph, None, stale, scan=False), MilvusSearcher)
+    assert isinstance(make_searcher(store, graph, 0, current), MilvusSearcher)
+    assert isinstance(make_searcher(store, graph, 3, current), MilvusSearcher)  # too small
+
+
 def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     rows = rng.normal(size=(n, dim)).astype(np.float32)
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)

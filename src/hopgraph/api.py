@@ -31,6 +31,7 @@ class GraphRAG:
         self, uri: str | None = None, graph: str | None = None, token: str | None = None,
         embedder: str | Embedder | None = None, create: bool = True,
         memory_limit: int | None = None, llm: LLMClient | None = None,
+        mirror_scan: bool = True,
     ) -> None:
         spec = embedder if isinstance(embedder, str) or embedder is None else None
         self.settings = Settings.load(uri=uri, graph=graph, token=token, embedder=spec,
@@ -48,6 +49,9 @@ class GraphRAG:
             self.close()  # a Milvus Lite file stays locked while a client holds it
             raise
         self.llm = llm  # enables method "llm"; the caller owns and closes it
+        # Whether the mirror may read vectors back from Milvus when the vector files are not
+        # current (seconds to minutes; worth it over many questions, not for one).
+        self.mirror_scan = mirror_scan
         self._retriever: Retriever | None = None
 
     def _load_graph(self) -> KnowledgeGraph:
@@ -73,6 +77,7 @@ class GraphRAG:
 
     def _scan_graph(self) -> KnowledgeGraph:
         graph = KnowledgeGraph()
+        self.store.ensure_all_loaded()
         for row in self.store.scan(self.store.entities, ["id", "name"]):
             graph.add_entity(row["id"], row["name"])
         for row in self.store.scan(self.store.relations,
@@ -113,7 +118,7 @@ class GraphRAG:
         """The query pipeline over the current graph (rebuilt after ingestion)."""
         if self._retriever is None:
             searcher = make_searcher(self.store, self.graph, self.settings.memory_limit,
-                                     self._current_vectors())
+                                     self._current_vectors(), scan=self.mirror_scan)
             if isinstance(searcher, MemorySearcher) and searcher.scanned:
                 self._keep_vectors(searcher)
             self._retriever = Retriever(self.graph, self.embedder, searcher, self.llm)
@@ -167,6 +172,7 @@ class GraphRAG:
 
     def _ingest(self, records: Iterable[PassageRecord], reports: list[LoadReport],
                 progress: Progress | None, total: int) -> IngestSummary:
+        self.store.ensure_all_loaded()
         # Bump the write counter first: a crash below leaves the snapshot behind, not wrong.
         before, after = self.store.begin_write()
         sink = self._append_vectors if self._vectors_current() else None

@@ -18,7 +18,7 @@ from hopgraph.errors import UsageError
 DEFAULT_URI = "./hopgraph.db"
 DEFAULT_GRAPH = "hopgraph"
 DEFAULT_EMBEDDER = "local"
-DEFAULT_MEMORY_LIMIT = 500_000
+DEFAULT_MEMORY_LIMIT = 500_000  # rows per collection mirrored by default with a server
 DEFAULT_LLM_CACHE = ".hopgraph-cache/llm.sqlite"
 _CACHE_OFF = ("", "off", "none", "0", "false")
 _S = TypeVar("_S")
@@ -68,12 +68,16 @@ class Settings:
     embedder: str = DEFAULT_EMBEDDER
     embed_base_url: str | None = None
     embed_runtime: str = "auto"  # the local model under onnxruntime or torch (auto: onnx)
-    memory_limit: int = DEFAULT_MEMORY_LIMIT  # mirror vectors in memory up to this many rows
+    # Search a mirror of the vectors in this process up to this many rows per collection
+    # (0: always search in Milvus); None: any size on Milvus Lite, DEFAULT_MEMORY_LIMIT on a
+    # server (see retrieve.search.make_searcher).
+    memory_limit: int | None = None
 
     def __post_init__(self) -> None:
-        self.memory_limit = as_number(self.memory_limit, int,
-                                      "HOPGRAPH_MEMORY_LIMIT / memory_limit",
-                                      "a whole number of rows")
+        if self.memory_limit is not None:
+            self.memory_limit = as_number(self.memory_limit, int,
+                                          "HOPGRAPH_MEMORY_LIMIT / memory_limit",
+                                          "a whole number of rows")
 
     @classmethod
     def load(cls, **overrides: Any) -> Settings:

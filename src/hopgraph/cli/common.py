@@ -38,19 +38,18 @@ def open_graph(args: argparse.Namespace, create: bool = True, llm: LLMClient | N
                ) -> GraphRAG:
     """The graph the common options name (--uri, --graph, --token, --embedder)."""
     return GraphRAG(uri=args.uri, graph=args.graph, token=args.token, embedder=args.embedder,
-                    create=create, llm=llm, memory_limit=memory_limit(args))
+                    create=create, llm=llm, memory_limit=getattr(args, "memory_limit", None),
+                    mirror_scan=not one_shot(args))
 
 
-def memory_limit(args: argparse.Namespace) -> int | None:
-    """One question per process: search in Milvus unless told otherwise.
-
-    Mirroring the vectors costs seconds (8 s for the 35k rows of MuSiQue) and pays off only
-    over many questions; `eval` and library users keep the mirror.
-    """
-    if getattr(args, "memory_limit", None) is not None:
-        return args.memory_limit
-    one_shot = args.command in ("query", "ask") and "HOPGRAPH_MEMORY_LIMIT" not in os.environ
-    return 0 if one_shot else None
+def one_shot(args: argparse.Namespace) -> bool:
+    """One question per process: the mirror is used only when the vector files beside the
+    snapshot are current (memory-mapped, nearly free), never by reading every vector back
+    from Milvus first (8 s on MuSiQue's 35k rows; it pays off only over many questions).
+    `eval` and library users may scan; `--memory-limit` / HOPGRAPH_MEMORY_LIMIT choose."""
+    explicit = getattr(args, "memory_limit", None) is not None or (
+        "HOPGRAPH_MEMORY_LIMIT" in os.environ)
+    return args.command in ("query", "ask") and not explicit
 
 
 def open_store(args: argparse.Namespace) -> MilvusStore:

@@ -15,15 +15,18 @@ index on both (`lexical`).
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Protocol
 
 import numpy as np
 
+from hopgraph.config import DEFAULT_MEMORY_LIMIT
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
 from hopgraph.retrieve.lexical import LocalBM25, passage_bm25
 from hopgraph.retrieve.mirror import MemorySearcher
 from hopgraph.store import MilvusStore
+from hopgraph.store.vectors import KINDS
 
 log = logging.getLogger(__name__)
 
@@ -120,15 +123,24 @@ def _cosines(qvec: np.ndarray, matrix: np.ndarray, relations: list[int]) -> dict
     return dict(zip(relations, scores.tolist(), strict=True))
 
 
-def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int,
-                  vectors: dict[str, np.ndarray | None] | None = None) -> Searcher:
-    """A memory mirror when every collection fits under `memory_limit` rows, else Milvus.
+def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int | None,
+                  vectors: dict[str, np.ndarray | None] | None = None,
+                  scan: bool = True) -> Searcher:
+    """The in-process mirror when every collection is within `memory_limit` rows, else Milvus.
 
-    `vectors` are the current on-disk entity/relation vectors (graph order), if any.
+    `memory_limit` None: any size on Milvus Lite (its own search walks every row in Python,
+    ~100 ms per search at 100k rows, so the mirror's NumPy scan is always faster), and
+    DEFAULT_MEMORY_LIMIT rows with a server (whose index beats a scan on large graphs).
+    `vectors` are the current on-disk vectors (graph order), if any; with `scan=False` the
+    mirror is used only when all of them are, never reading vectors back from Milvus.
     """
+    if memory_limit is None:
+        memory_limit = sys.maxsize if store.is_local else DEFAULT_MEMORY_LIMIT
     largest = max(len(graph.relations), len(graph.entity_ids))
-    if memory_limit > 0 and largest <= memory_limit:
+    on_disk = vectors is not None and all(vectors.get(kind) is not None for kind in KINDS)
+    if memory_limit > 0 and largest <= memory_limit and (scan or on_disk):
         passages = store.count(store.passages)
         if passages <= memory_limit:
             return MemorySearcher(store, graph, vectors)
+    store.ensure_all_loaded()
     return MilvusSearcher(store, graph, vectors)

@@ -93,6 +93,12 @@ class MilvusStore:
         self.passages = f"{graph}_passages"
         self.meta_collection = f"{graph}_meta"
         self._meta: dict[str, Any] | None = None
+        self._loaded: set[str] = set()  # collections loaded for reading
+
+    @property
+    def is_local(self) -> bool:
+        """Whether this is a Milvus Lite file (rather than a server URI)."""
+        return _is_local(self.uri)
 
     @contextmanager
     def _failures(self, what: str) -> Iterator[None]:
@@ -148,8 +154,25 @@ class MilvusStore:
                 self._create(embedder_name, dim)
         else:
             raise self._missing(fix="ingest first")
+        # Collections are loaded when first read (`ensure_loaded`): a reopened graph whose
+        # snapshot and vector files are current may never search entities or relations in
+        # Milvus, and Milvus Lite takes ~1 s per collection of 100k rows to load.
+
+    def ensure_loaded(self, *collections: str) -> None:
+        """Load these collections for reading, if not yet done (all at once: faster on a
+        server). Every read below calls this; callers that will read several soon pass
+        them together."""
+        missing = [name for name in collections if name not in self._loaded]
+        if not missing:
+            return
         with self._failures("loading the collections"):
-            schema.load_collections(self._client, [self.entities, self.relations, self.passages])
+            schema.load_collections(self._client, missing)
+        self._loaded.update(missing)
+
+    def ensure_all_loaded(self) -> None:
+        """Load the entity, relation and passage collections (before writing or searching
+        all three)."""
+        self.ensure_loaded(self.entities, self.relations, self.passages)
 
     def drop(self) -> bool:
         """Delete the graph's collections; returns whether anything was there."""
@@ -160,13 +183,15 @@ class MilvusStore:
                     self._client.drop_collection(name)
                     found = True
         self._meta = None
+        self._loaded.clear()
         return found
 
     def _create(self, embedder_name: str, dim: int) -> None:
-        schema.create_passages(self._client, self.passages, dim)
+        index = schema.LITE_INDEX if _is_local(self.uri) else schema.SERVER_INDEX
+        schema.create_passages(self._client, self.passages, dim, index)
         lexical = False  # no Milvus full-text field (see schema.create_passages)
-        schema.create_entities(self._client, self.entities, dim)
-        schema.create_relations(self._client, self.relations, dim)
+        schema.create_entities(self._client, self.entities, dim, index)
+        schema.create_relations(self._client, self.relations, dim, index)
         schema.create_meta(self._client, self.meta_collection)
         self._meta = {"embedder": embedder_name, "dim": dim, "lexical": lexical}
         self._client.insert(
@@ -206,6 +231,7 @@ class MilvusStore:
 
     def stats(self) -> dict[str, Any]:
         """Row counts and stored settings (no embedder or graph load needed)."""
+        self.ensure_all_loaded()
         return {
             "graph": self.graph,
             "uri": self.uri,
@@ -226,6 +252,8 @@ class MilvusStore:
     def get(self, collection: str, ids: Sequence[str], fields: list[str]) -> list[dict[str, Any]]:
         """Rows by id (in no particular order), with the given fields."""
         rows: list[dict[str, Any]] = []
+        if ids:
+            self.ensure_loaded(collection)
         with self._failures(f"reading rows of {collection}"):
             for start in range(0, len(ids), _BATCH):
                 rows.extend(
@@ -237,6 +265,7 @@ class MilvusStore:
 
     def scan(self, collection: str, fields: list[str]) -> Iterator[dict[str, Any]]:
         """Every row of a collection, paged with an iterator (a plain query truncates)."""
+        self.ensure_loaded(collection)
         with self._failures(f"scanning {collection}"):
             iterator = self._client.query_iterator(
                 collection, batch_size=_PAGE, filter="", output_fields=fields
@@ -252,6 +281,7 @@ class MilvusStore:
 
     def count(self, collection: str) -> int:
         """Exact row count of a collection."""
+        self.ensure_loaded(collection)
         with self._failures(f"counting {collection}"):
             rows = self._client.query(collection, filter="", output_fields=["count(*)"])
         return int(rows[0]["count(*)"]) if rows else 0
@@ -291,6 +321,7 @@ class MilvusStore:
         if limit > schema.MAX_TOP_K:
             raise StoreError(f"a Milvus search returns at most {schema.MAX_TOP_K} rows, "
                              f"{limit} were asked for")
+        self.ensure_loaded(collection)
         with self._failures(f"searching {collection}"):
             results = self._client.search(
                 collection, data=[v.tolist() for v in vectors], anns_field="vector",
@@ -320,6 +351,7 @@ class MilvusStore:
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete rows by id."""
+        self.ensure_loaded(collection)
         with self._failures(f"deleting from {collection}"):
             for start in range(0, len(ids), _BATCH):
                 self._client.delete(collection, ids=list(ids[start : start + _BATCH]))

@@ -24,12 +24,19 @@ META_VALUE_MAX = PASSAGE_TEXT_MAX
 MAX_TOP_K = 16384  # Milvus's own limit on rows per search
 MIN_EF, MAX_EF = 512, 32768  # HNSW candidate list bounds (see milvus.search_ef)
 WAIT_TIMEOUT_S = 120.0  # for an index on a new, empty collection, or a collection to load
+# Milvus Lite (3.x, pure Python) builds an HNSW index for AUTOINDEX in a background thread
+# after each flush: at 100k relations ~2 minutes of both cores that run on after `add`
+# returns and hold the process's exit. Its searches walk every row in Python either way
+# (~100 ms per search at 100k rows), so hopgraph searches its own mirror there and Lite
+# keeps exact FLAT indexes, built for free. A server keeps AUTOINDEX: its index is real.
+LITE_INDEX, SERVER_INDEX = "FLAT", "AUTOINDEX"
 
 
-def _new_collection(client: MilvusClient, name: str, schema: Any) -> None:
+def _new_collection(client: MilvusClient, name: str, schema: Any,
+                    index_type: str = SERVER_INDEX) -> None:
     """Create and index one collection (loading is the store's, all collections at once)."""
     index = client.prepare_index_params()
-    index.add_index("vector", index_type="AUTOINDEX", metric_type="COSINE")
+    index.add_index("vector", index_type=index_type, metric_type="COSINE")
     client.create_collection(name, schema=schema, consistency_level="Strong")
     # pymilvus waits for each new index by sleeping 0.5 s before its first look (2.5 s per
     # graph, measured); an empty collection's index is ready at once, so we look ourselves.
@@ -74,15 +81,17 @@ def _schema(client: MilvusClient) -> Any:
     return schema
 
 
-def create_entities(client: MilvusClient, name: str, dim: int) -> None:
+def create_entities(client: MilvusClient, name: str, dim: int,
+                    index_type: str = SERVER_INDEX) -> None:
     """The entity collection: id, name, vector."""
     schema = _schema(client)
     schema.add_field("name", DataType.VARCHAR, max_length=NAME_MAX)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
-    _new_collection(client, name, schema)
+    _new_collection(client, name, schema, index_type)
 
 
-def create_relations(client: MilvusClient, name: str, dim: int) -> None:
+def create_relations(client: MilvusClient, name: str, dim: int,
+                     index_type: str = SERVER_INDEX) -> None:
     """The relation collection: id, both entity ids, text, vector, passage ids."""
     schema = _schema(client)
     schema.add_field("subject_id", DataType.VARCHAR, max_length=ID_MAX)
@@ -93,7 +102,7 @@ def create_relations(client: MilvusClient, name: str, dim: int) -> None:
         "passage_ids", DataType.ARRAY, element_type=DataType.VARCHAR,
         max_capacity=PASSAGES_PER_RELATION_MAX, max_length=ID_MAX,
     )
-    _new_collection(client, name, schema)
+    _new_collection(client, name, schema, index_type)
 
 
 def create_meta(client: MilvusClient, name: str) -> None:
@@ -104,14 +113,15 @@ def create_meta(client: MilvusClient, name: str) -> None:
     _new_collection(client, name, schema)
 
 
-def create_passages(client: MilvusClient, name: str, dim: int) -> None:
+def create_passages(client: MilvusClient, name: str, dim: int,
+                    index_type: str = SERVER_INDEX) -> None:
     """The passage collection: id, text, vector, doc_id, metadata.
 
     No Milvus full-text (BM25) field: hopgraph ranks with its own BM25 index on every backend
     (`retrieve.lexical`), so Milvus would compute and index sparse vectors on every insert for
     nothing. Graphs created before keep their field; it is simply not read.
     """
-    _new_collection(client, name, _passage_schema(client, dim))
+    _new_collection(client, name, _passage_schema(client, dim), index_type)
 
 
 def _passage_schema(client: MilvusClient, dim: int) -> Any:
