@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -160,6 +161,10 @@ def stage_ingest(size: int, uri: str) -> dict[str, float]:
     ends, predicates, names = graph_spec(size)
     row: dict[str, float] = {}
     started = time.perf_counter()
+    if "://" in uri:  # a server: start from an empty graph
+        with open_graph(uri) as old:
+            old.drop()
+    started = time.perf_counter()
     with open_graph(uri) as rag:
         summary = rag.add(records(ends, predicates, names))
         stored = summary.passages_added + summary.entities_added + summary.relations_added
@@ -273,15 +278,17 @@ COLUMNS = [("relations", "relations", "{:,.0f}"), ("rows_per_s", "ingest rows/s"
            ("cold_peak_rss_gb", "cold process peak RSS GB", "{:.2f}")]
 
 
-def run_size(size: int, cold: bool) -> dict[str, float] | str:
+def run_size(size: int, cold: bool, server: str | None) -> dict[str, float] | str:
     """Every stage of one size, each in a process of its own; a failure's last line."""
     row: dict[str, float] = {}
     with tempfile.TemporaryDirectory(prefix="hopgraph-scale-") as tmp:
-        uri = str(Path(tmp) / "scale.db")
+        uri = server or str(Path(tmp) / "scale.db")
         for stage in ["ingest", "reopen", *(["cold"] if cold else [])]:
             started = time.perf_counter()
+            # A server's snapshot and vector files go to the cache dir: keep them in tmp.
+            env = {**os.environ, "HOPGRAPH_CACHE_DIR": tmp}
             done = subprocess.run([sys.executable, __file__, "--stage", stage, str(size), uri],
-                                  capture_output=True, text=True, check=False)
+                                  capture_output=True, text=True, check=False, env=env)
             if done.returncode != 0:
                 return f"{stage} failed: {done.stderr.strip().splitlines()[-1:]}"
             row.update(json.loads(done.stdout.strip().splitlines()[-1]))
@@ -296,6 +303,9 @@ def main() -> None:
     parser.add_argument("--no-cold", action="store_true",
                         help="skip the cold reopen (graph and vectors read back from Milvus)")
     parser.add_argument("--json", help="also write every row, with all figures, to this file")
+    parser.add_argument("--server", action="store_true",
+                        help="run against a Milvus 2.3 standalone server (the `milvus` package) "
+                             "started in a temporary folder on 127.0.0.1:19530, not Milvus Lite")
     parser.add_argument("--stage", nargs=3, help=argparse.SUPPRESS)  # worker: STAGE SIZE URI
     args = parser.parse_args()
     if args.stage:
@@ -305,16 +315,38 @@ def main() -> None:
     print("| " + " | ".join(title for _, title, _ in COLUMNS) + " |")
     print("|" + "---:|" * len(COLUMNS))
     rows = []
-    for size in args.sizes:
-        row = run_size(size, cold=not args.no_cold)
-        if isinstance(row, str):
-            print(f"| {size:,} | {row} |", flush=True)
-            continue
-        rows.append(row)
-        print("| " + " | ".join(fmt.format(row[key]) if key in row else "–"
-                                for key, _, fmt in COLUMNS) + " |", flush=True)
+    with milvus_server(args.server) as server:
+        for size in args.sizes:
+            rows.append(report(size, run_size(size, not args.no_cold, server)))
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=1))
+        Path(args.json).write_text(json.dumps([r for r in rows if r], indent=1))
+
+
+def report(size: int, row: dict[str, float] | str) -> dict[str, float] | None:
+    """Print one table row (or the failure); the row's figures, if any."""
+    if isinstance(row, str):
+        print(f"| {size:,} | {row} |", flush=True)
+        return None
+    print("| " + " | ".join(fmt.format(row[key]) if key in row else "–"
+                            for key, _, fmt in COLUMNS) + " |", flush=True)
+    return row
+
+
+@contextmanager
+def milvus_server(wanted: bool) -> Iterator[str | None]:
+    """A Milvus standalone server for the run (its URI), or None for Milvus Lite."""
+    if not wanted:
+        yield None
+        return
+    from milvus import default_server
+
+    with tempfile.TemporaryDirectory(prefix="hopgraph-scale-server-") as base:
+        default_server.set_base_dir(base)
+        default_server.start()
+        try:
+            yield f"http://127.0.0.1:{default_server.listen_port}"
+        finally:
+            default_server.stop()
 
 
 if __name__ == "__main__":
