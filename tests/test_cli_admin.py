@@ -60,3 +60,40 @@ def test_one_shot_commands_never_scan_milvus_for_the_mirror(
     assert not one_shot(parse(["eval", "--corpus", "c", "--openie", "o", "--questions", "q"]))
     monkeypatch.setenv("HOPGRAPH_MEMORY_LIMIT", "5")
     assert not one_shot(parse(["query", "q"]))  # the environment decides
+
+def test_reads_never_create_a_database(tmp_path_factory: pytest.TempPathFactory) -> None:
+    tmp = tmp_path_factory.mktemp("no-db")
+    for command in (["stats"], ["query", "Who?"], ["drop", "--yes"]):
+        done = run_cli(*command, env={"HOPGRAPH_URI": str(tmp / "none.db")})
+        assert done.code == 1 and "none.db: no Milvus Lite database here" in done.stderr
+    assert list(tmp.iterdir()) == []
+
+
+def test_a_database_held_by_another_process_is_one_clear_error(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A second process on a Lite file gets one line naming the file and what to do."""
+    import subprocess
+    import sys
+
+    db = tmp_path_factory.mktemp("held") / "held.db"
+    env = {"HOPGRAPH_URI": str(db), "HOPGRAPH_GRAPH": "held"}
+    from milvus_lite.server_manager import server_manager_instance
+
+    from hopgraph.store import MilvusStore
+
+    MilvusStore(str(db), "held").close()  # the database exists...
+    server_manager_instance.release_server(str(db))  # ...and this process lets go of it
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from hopgraph.store import MilvusStore; "
+         f"s = MilvusStore({str(db)!r}, 'held'); print('ready', flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+        done = run_cli("stats", env=env)
+        assert done.code == 1
+        assert done.stderr.strip().splitlines() == [
+            f"hopgraph stats: error: {db}: this Milvus Lite database is open in another "
+            "process (a Lite file serves one process at a time); stop the other process "
+            "(e.g. a running `hopgraph serve`) or use a Milvus server"]
+    finally:
+        holder.communicate("", timeout=120)

@@ -40,7 +40,8 @@ class GraphRAG:
         self.embedder = (make_embedder(self.settings.embedder, self.settings.embed_base_url,
                                        self.settings.embed_runtime)
                          if self._owns_embedder else embedder)
-        self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token)
+        self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token,
+                                 create=create)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=create)
             self.vector_files = vector_files(self.store.snapshot_path(), self.embedder.dim)

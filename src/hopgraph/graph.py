@@ -301,16 +301,13 @@ class KnowledgeGraph:
         for hop in range(1, degree + 1):
             rels = self.relations_of(self.entities_of(rels))
             marked.append((rels, hop))
-        candidates = np.union1d(from_entities, rels)
+        candidates = _sorted_unique(np.concatenate([from_entities, rels]),
+                                    len(self.relation_ids))
         # Each candidate's first hop: the smallest hop it was marked at.
-        ids = np.concatenate([m for m, _ in marked])
-        hop_of = np.concatenate([np.full(len(m), h, dtype=np.int64) for m, h in marked])
-        order = np.lexsort((hop_of, ids))
-        ids, hop_of = ids[order], hop_of[order]
-        first = np.r_[True, ids[1:] != ids[:-1]] if len(ids) else np.zeros(0, dtype=bool)
-        ids, hop_of = ids[first], hop_of[first]
-        return Expansion(relations=candidates,
-                         hops=hop_of[np.searchsorted(ids, candidates)])
+        first_hop = np.full(len(self.relation_ids), degree + 1, dtype=np.int64)
+        for found, hop in marked:
+            first_hop[found] = np.minimum(first_hop[found], hop)
+        return Expansion(relations=candidates, hops=first_hop[candidates])
 
 
 def _csr_rows(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -330,7 +327,17 @@ def _neighbours(matrix: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0:
         return np.zeros(0, dtype=np.int64)
-    return np.unique(_csr_rows(matrix.indptr, matrix.indices, rows))
+    return _sorted_unique(_csr_rows(matrix.indptr, matrix.indices, rows), matrix.shape[1])
+
+
+def _sorted_unique(values: np.ndarray, bound: int) -> np.ndarray:
+    """`np.unique(values)` for integers in [0, bound): by a mark array when `values` is large
+    (on hub-heavy graphs one hop can reach most of the graph), else by sorting."""
+    if len(values) * 16 < bound:
+        return np.unique(values).astype(np.int64)
+    marks = np.zeros(bound, dtype=bool)
+    marks[values] = True
+    return np.flatnonzero(marks).astype(np.int64)
 
 
 class MatrixPowers:

@@ -7,6 +7,7 @@ the backend reach callers as `StoreError`, naming the graph and URI.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import logging
@@ -48,6 +49,18 @@ class _DropKnownNoise(logging.Filter):
 for _name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
     logging.getLogger(_name).addFilter(_DropKnownNoise())
 
+
+class _DropLockTraceback(logging.Filter):
+    """Milvus Lite logs a 20-line traceback when another process holds a database's lock;
+    hopgraph reports that case itself in one line (`MilvusStore.__init__`)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return type(error).__name__ != "DataDirLockedError"
+
+
+logging.getLogger("milvus_lite.server_manager").addFilter(_DropLockTraceback())
+
 _BATCH = 1000
 _PAGE = 4096
 _GRAPH_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
@@ -72,20 +85,49 @@ def _is_local(uri: str) -> bool:
     return "://" not in uri
 
 
+def _held_elsewhere(path: Path) -> bool:
+    """Whether another process holds Milvus Lite's lock on the database at `path`.
+
+    Asked only after opening failed (this process would have reused its own server)."""
+    lock = path / "LOCK"
+    if not lock.is_file():
+        return False
+    with open(lock, "rb") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
 class MilvusStore:
     """The four collections of one named graph in one Milvus database."""
 
-    def __init__(self, uri: str, graph: str, token: str | None = None) -> None:
+    def __init__(self, uri: str, graph: str, token: str | None = None,
+                 create: bool = True) -> None:
+        """Connect; with `create=False` a Milvus Lite file that does not exist is an error
+        (a read never leaves an empty database behind)."""
         if not _GRAPH_NAME.match(graph):
             raise StoreError(f"graph name {graph!r} is invalid",
                              fix="use letters, digits and '_', not starting with a digit")
         if _is_local(uri):
-            Path(uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+            path = Path(uri).expanduser().resolve()
+            if not create and not path.exists():
+                raise StoreError("no Milvus Lite database here", where=uri,
+                                 fix="check --uri / HOPGRAPH_URI, or ingest first")
+            path.parent.mkdir(parents=True, exist_ok=True)
         self.uri = uri
         self.graph = graph
         try:
             self._client = MilvusClient(uri=uri, token=token or "")
         except MilvusException as exc:
+            if _is_local(uri) and _held_elsewhere(Path(uri).expanduser().resolve()):
+                raise StoreError(
+                    "this Milvus Lite database is open in another process (a Lite file "
+                    "serves one process at a time)", where=uri,
+                    fix="stop the other process (e.g. a running `hopgraph serve`) or use "
+                        "a Milvus server") from None
             raise StoreError(f"cannot open Milvus: {exc}", where=uri,
                              fix="check --uri / HOPGRAPH_URI and --token") from exc
         self.entities = f"{graph}_entities"
