@@ -97,3 +97,23 @@ def test_a_database_held_by_another_process_is_one_clear_error(
             "(e.g. a running `hopgraph serve`) or use a Milvus server"]
     finally:
         holder.communicate("", timeout=120)
+
+
+def test_a_write_that_did_not_finish_is_reported_until_rerun(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    from hopgraph.store import MilvusStore
+
+    tmp = tmp_path_factory.mktemp("incomplete")
+    env = {"HOPGRAPH_URI": str(tmp / "a.db"), "HOPGRAPH_GRAPH": "a"}
+    assert run_cli("ingest", str(need(BERNOULLI)), "--quiet", env=env).code == 0
+    assert json.loads(run_cli("stats", "--json", env=env).stdout)["state"] == "complete"
+    store = MilvusStore(env["HOPGRAPH_URI"], "a")
+    store.begin_write()  # what an ingest killed half way leaves behind
+    store.close()
+    state = json.loads(run_cli("stats", "--json", env=env).stdout)["state"]
+    assert state.startswith("graph 'a' is incomplete: write #2 began and did not finish")
+    query = run_cli("query", "Who taught Euler?", env=env)
+    assert query.code == 0 and "warning: graph 'a' is incomplete" in query.stderr
+    assert run_cli("ingest", str(need(BERNOULLI)), "--quiet", env=env).code == 0
+    assert json.loads(run_cli("stats", "--json", env=env).stdout)["state"] == "complete"
+    assert "incomplete" not in run_cli("query", "Who taught Euler?", env=env).stderr

@@ -98,3 +98,51 @@ def test_missing_and_binary_files(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00bad")
     with pytest.raises(InputError, match="cannot read"):
         load_file(binary)
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
+    rows = [{"passage": f"P{i} is here.", "triplets": [[f"P{i}", "is", "here"]]}
+            for i in range(2)]
+    as_json = tmp_path / "bom.json"
+    as_json.write_bytes(b"\xef\xbb\xbf" + json.dumps(rows).encode())
+    as_jsonl = tmp_path / "bom.jsonl"
+    as_jsonl.write_bytes(b"\xef\xbb\xbf" + "\n".join(json.dumps(r) for r in rows).encode())
+    for path in (as_json, as_jsonl):
+        report = load_file(path)
+        assert [r.text for r in report.records] == ["P0 is here.", "P1 is here."]
+        assert report.problems == []
+
+
+def test_rows_the_store_would_refuse_are_skipped_with_their_place(tmp_path: Path) -> None:
+    """Caught before any write: a huge integer or a lone surrogate in metadata, text or a
+    triplet skips that row (named, with the field), and the good rows are kept."""
+    path = tmp_path / "bad.jsonl"
+    lines = [
+        '{"passage": "Good.", "triplets": [["A", "is", "B"]]}',
+        '{"passage": "Big.", "triplets": [], "metadata": {"n": 18446744073709551616}}',
+        '{"passage": "Lone \\ud800 surrogate.", "triplets": []}',
+        '{"passage": "Fine.", "triplets": [["C", "is \\udfff", "D"]]}',
+        '{"passage": "Nan.", "triplets": [], "metadata": {"x": NaN}}',
+        '{"passage": "Also good.", "triplets": [], "metadata": {"n": 9223372036854775807}}',
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    report = load_file(path)
+    assert [r.text for r in report.records] == ["Good.", "Also good."]
+    assert [(p.where.rsplit(":", 1)[1], p.what.split(" ")[0]) for p in report.problems] == [
+        ("line 2", "metadata.n"), ("line 3", "row.passage"), ("line 4", "row.triplets[0][1]"),
+        ("line 5", "metadata.x")]
+    assert "outside the 64-bit range" in report.problems[0].what
+    assert "unpaired surrogate" in report.problems[1].what
+
+
+def test_python_records_get_the_same_checks() -> None:
+    from hopgraph.ingest.loaders import check_record
+    from hopgraph.records import LoadReport, PassageRecord, Triplet
+
+    report = LoadReport(path="items")
+    assert check_record(PassageRecord("ok", [Triplet("A", "is", "B")]), "item 0", report)
+    assert not check_record(PassageRecord("ok", [], metadata={"tags": {"a", "b"}}), "item 1",
+                            report)
+    assert not check_record(PassageRecord("x\ud800", []), "item 2", report)
+    assert [(p.where, p.what.split(" ")[0]) for p in report.problems] == [
+        ("item 1", "metadata.tags"), ("item 2", "record.passage")]

@@ -14,6 +14,7 @@ from hopgraph.config import Settings
 from hopgraph.embed import Embedder, make_embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import Ingestor, Progress, load_file, read_row
+from hopgraph.ingest.loaders import check_record
 from hopgraph.llm import LLMClient
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Retrieval
 from hopgraph.retrieve import Retriever
@@ -150,7 +151,8 @@ class GraphRAG:
         def checked() -> Iterator[PassageRecord]:
             for i, item in enumerate(items):
                 if isinstance(item, PassageRecord):
-                    yield item
+                    if check_record(item, f"item {i}", report):
+                        yield item
                     continue
                 # The same checks as a file row: bad items are skipped and reported.
                 before = len(report.records)
@@ -187,6 +189,7 @@ class GraphRAG:
                 file.discard()
         summary.include(reports)
         self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
+        self.store.end_write()
         self._retriever = None
         if before == self._loaded_writes:  # no other process wrote since we loaded
             self._save_snapshot(self.graph, after)

@@ -36,10 +36,14 @@ def llm_client(args: argparse.Namespace) -> LLMClient | None:
 
 def open_graph(args: argparse.Namespace, create: bool = True, llm: LLMClient | None = None
                ) -> GraphRAG:
-    """The graph the common options name (--uri, --graph, --token, --embedder)."""
-    return GraphRAG(uri=args.uri, graph=args.graph, token=args.token, embedder=args.embedder,
-                    create=create, llm=llm, memory_limit=getattr(args, "memory_limit", None),
-                    mirror_scan=not one_shot(args))
+    """The graph the common options name (--uri, --graph, --token, --embedder); a read of a
+    graph left incomplete by a write that did not finish says so on stderr."""
+    rag = GraphRAG(uri=args.uri, graph=args.graph, token=args.token, embedder=args.embedder,
+                   create=create, llm=llm, memory_limit=getattr(args, "memory_limit", None),
+                   mirror_scan=not one_shot(args))
+    if not create and rag.store.incomplete:
+        print(f"warning: {rag.store.incomplete}", file=sys.stderr)
+    return rag
 
 
 def one_shot(args: argparse.Namespace) -> bool:

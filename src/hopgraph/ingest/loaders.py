@@ -15,7 +15,7 @@ from hopgraph.errors import InputError
 from hopgraph.ingest.triplets import read_triplets
 from hopgraph.records import LoadReport, PassageRecord
 
-__all__ = ["InputError", "load_file", "read_row", "read_text"]
+__all__ = ["InputError", "check_record", "load_file", "read_row", "read_text"]
 
 def load_file(path: str | Path) -> LoadReport:
     """Read one input file (format guessed from its content) into records and problems."""
@@ -33,9 +33,10 @@ def load_file(path: str | Path) -> LoadReport:
 
 
 def read_text(path: Path) -> str:
-    """A UTF-8 text file's content; unreadable or empty files are an InputError naming it."""
+    """A UTF-8 text file's content (a byte-order mark is dropped); unreadable or empty files
+    are an InputError naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read file ({exc})", where=str(path)) from exc
     if not text.strip():
@@ -86,9 +87,18 @@ def _jsonl_rows(path: Path, raw: str, report: LoadReport) -> Iterable[tuple[str,
 
 
 def read_row(row: Any, where: str, report: LoadReport) -> None:
-    """Check one input row; append its record, or its problems, to `report`."""
+    """Check one input row; append its record, or its problems, to `report`.
+
+    Everything the store would refuse is caught here, before anything is written: a row
+    that failed half way through a write would fail again on every rerun.
+    """
     if not isinstance(row, dict):
         report.skip_row(where, f"row is a {type(row).__name__}, expected an object")
+        return
+    broken = _unencodable(row)
+    if broken is not None:
+        report.skip_row(where, f"{broken} holds an unpaired surrogate (such as \\ud800): "
+                               "not valid Unicode text")
         return
     if "passage" in row and "extracted_triples" not in row:
         text, triplets_raw, key = row.get("passage"), row.get("triplets", []), "triplets"
@@ -111,6 +121,10 @@ def read_row(row: Any, where: str, report: LoadReport) -> None:
     if not isinstance(metadata, dict):
         report.skip_row(where, '"metadata" must be an object')
         return
+    unstorable = _json_problem(metadata, "metadata")
+    if unstorable is not None:
+        report.skip_row(where, unstorable)
+        return
     if doc_id is not None and not isinstance(doc_id, (str, int)):
         report.skip_row(where, '"id" must be a string')
         return
@@ -124,3 +138,70 @@ def read_row(row: Any, where: str, report: LoadReport) -> None:
             source=where,
         )
     )
+
+
+def check_record(record: PassageRecord, where: str, report: LoadReport) -> bool:
+    """The same store checks for a record built in Python; False (and reported) if it fails."""
+    triplets = [[t.subject, t.predicate, t.object] for t in record.triplets]
+    fields = {"passage": record.text, "triplets": triplets, "id": record.doc_id,
+              "metadata": record.metadata}
+    broken = _unencodable(fields, "record")
+    problem = (f"{broken} holds an unpaired surrogate (such as \\ud800): not valid Unicode "
+               "text" if broken else _json_problem(record.metadata, "metadata"))
+    if problem is not None:
+        report.skip_row(where, problem)
+        return False
+    return True
+
+
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def _unencodable(value: Any, field: str = "row") -> str | None:
+    """The first field (a path like `row.triplets[2][0]`) whose text cannot be UTF-8."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return field
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _unencodable(key, f"{field} key") or _unencodable(item, f"{field}.{key}")
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _unencodable(item, f"{field}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def _json_problem(value: Any, field: str) -> str | None:
+    """Why `value` cannot be stored in a Milvus JSON field, or None."""
+    if value is None or isinstance(value, (bool, str)):
+        return None
+    if isinstance(value, int):
+        if not _INT64[0] <= value <= _INT64[1]:
+            return f"{field} is the integer {value}, outside the 64-bit range Milvus stores"
+        return None
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return f"{field} is {value}, which JSON cannot hold"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{field} has the key {key!r}: JSON keys are strings"
+            found = _json_problem(item, f"{field}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _json_problem(item, f"{field}[{i}]")
+            if found:
+                return found
+        return None
+    return f"{field} is a {type(value).__name__}, which JSON cannot hold"

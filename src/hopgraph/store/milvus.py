@@ -255,12 +255,27 @@ class MilvusStore:
         """
         self._meta = None
         before = self.writes
-        meta = {**self.meta, "writes": before + 1}
+        self._put_meta({**self.meta, "writes": before + 1, "writing": True})
+        return before, before + 1
+
+    def end_write(self) -> None:
+        """Mark the write begun by `begin_write` as finished (the graph is complete again)."""
+        self._put_meta({**self.meta, "writing": False})
+
+    def _put_meta(self, meta: dict[str, Any]) -> None:
         with self._failures("updating the meta row"):
             self._client.upsert(self.meta_collection, [
                 {"id": _META_ID, "value": json.dumps(meta), "vector": [1.0, 0.0]}])
         self._meta = meta
-        return before, before + 1
+
+    @property
+    def incomplete(self) -> str | None:
+        """Why the graph may be partial (a write began and has not finished), or None."""
+        if not self.meta.get("writing"):
+            return None
+        return (f"graph {self.graph!r} is incomplete: write #{self.writes} began and did not "
+                "finish (it stopped, or another process is still writing); rerun the same "
+                "ingest to complete it")
 
     def snapshot_path(self) -> Path:
         """Where this graph's snapshot lives: beside a Milvus Lite file, or in the user cache
@@ -283,6 +298,7 @@ class MilvusStore:
             "embedder": self.meta["embedder"],
             "dim": self.meta["dim"],
             "lexical": self.meta.get("lexical", False),
+            "state": self.incomplete or "complete",
         }
 
     # --- reads -----------------------------------------------------------------------------
