@@ -117,3 +117,49 @@ def test_a_write_that_did_not_finish_is_reported_until_rerun(
     assert run_cli("ingest", str(need(BERNOULLI)), "--quiet", env=env).code == 0
     assert json.loads(run_cli("stats", "--json", env=env).stdout)["state"] == "complete"
     assert "incomplete" not in run_cli("query", "Who taught Euler?", env=env).stderr
+
+
+def test_check_finds_and_repairs_broken_invariants(
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    import numpy as np
+
+    from hopgraph.identity import entity_id
+    from hopgraph.store import MilvusStore
+
+    tmp = tmp_path_factory.mktemp("check")
+    env = {"HOPGRAPH_URI": str(tmp / "a.db"), "HOPGRAPH_GRAPH": "a"}
+    assert run_cli("ingest", str(need(BERNOULLI)), "--quiet", env=env).code == 0
+    clean = run_cli("check", env=env)
+    assert clean.code == 0 and clean.stdout.strip().endswith("0 problems")
+    store = MilvusStore(env["HOPGRAPH_URI"], "a")
+    rows = list(store.scan(store.relations, ["id", "subject_id", "object_id", "passage_ids"]))
+    gone_passage = rows[0]["passage_ids"][0]
+    gone_entity = rows[-1]["subject_id"]
+    store.delete(store.passages, [gone_passage])
+    store.delete(store.entities, [gone_entity])
+    store.insert(store.entities, [{"id": entity_id("Nobody"), "name": "Nobody",
+                                   "vector": np.ones(384, dtype=np.float32) / np.sqrt(384)}])
+    store.flush()
+    store.close()
+    dangling = sum(gone_passage in r["passage_ids"] for r in rows)
+    missing = sum(gone_entity in (r["subject_id"], r["object_id"]) for r in rows)
+    found = run_cli("check", "--json", env=env)
+    report = json.loads(found.stdout)
+    assert found.code == 1
+    assert report["by_kind"]["dangling passage"] == dangling > 0
+    assert report["by_kind"]["missing entity"] == missing > 0
+    assert report["by_kind"]["orphan entity"] == 1  # Nobody
+    fixed = json.loads(run_cli("check", "--repair", "--json", env=env).stdout)
+    assert fixed["repaired"] > 0
+    # What needs the passages again stays reported; everything else is gone.
+    assert {f["kind"] for f in fixed["findings"]} <= {"missing entity"}
+    again = json.loads(run_cli("check", "--json", env=env).stdout)
+    assert again["problems"] == fixed["problems"] == missing
+    store = MilvusStore(env["HOPGRAPH_URI"], "a")
+    try:
+        left = list(store.scan(store.relations, ["passage_ids"]))
+        assert left and all(r["passage_ids"] for r in left)
+        assert not any(gone_passage in r["passage_ids"] for r in left)
+        assert not store.existing_ids(store.entities, [entity_id("Nobody")])
+    finally:
+        store.close()

@@ -1,4 +1,4 @@
-"""`hopgraph stats`, `drop` and `demo`: looking after graphs, and the offline demo."""
+"""`hopgraph stats`, `check`, `drop` and `demo`: looking after graphs, and the offline demo."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from hopgraph.cli.common import open_store
 from hopgraph.cli.query import print_comparison
 from hopgraph.errors import InputError
 from hopgraph.ingest.loaders import read_text
+from hopgraph.store.check import check, check_and_repair
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
@@ -49,6 +50,30 @@ def cmd_drop(args: argparse.Namespace) -> int:
         store.close()
     print(f"dropped graph {store.graph!r}")
     return 0
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """A graph's invariants; with --repair, the safe fixes. Exit 0 when clean (after repairs),
+    1 when problems remain."""
+    store = open_store(args)
+    try:
+        report = check_and_repair(store) if args.repair else check(store)
+    finally:
+        store.close()
+    if args.json:
+        print(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        counts = ", ".join(f"{n} {kind}" for kind, n in report.counts.items())
+        print(f"graph {report.graph!r} at {report.uri}: {counts}")
+        if args.repair:
+            print(f"repaired {report.repaired} rows")
+        for finding in report.problems[:50]:
+            fix = " (--repair fixes it)" if finding.repairable else ""
+            print(f"  {finding.kind}: {finding.id}: {finding.detail}{fix}")
+        if len(report.problems) > 50:
+            print(f"  ... and {len(report.problems) - 50} more (--json lists them all)")
+        print(f"{len(report.problems)} problems")
+    return 1 if report.problems else 0
 
 
 def demo_data_path() -> Path:
@@ -89,7 +114,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
                 ) -> None:
-    """The `stats`, `drop` and `demo` subcommands."""
+    """The `stats`, `check`, `drop` and `demo` subcommands."""
     p = sub.add_parser("stats", parents=parents, help="row counts of a graph")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
@@ -97,6 +122,14 @@ def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.Argument
     p = sub.add_parser("drop", parents=parents, help="delete a graph")
     p.add_argument("--yes", action="store_true", help="do not ask")
     p.set_defaults(func=cmd_drop)
+
+    p = sub.add_parser("check", parents=parents,
+                       help="verify a graph's invariants (and repair what is safe)")
+    p.add_argument("--repair", action="store_true",
+                   help="drop dangling passage ids, delete relations left without passages "
+                        "and entities without relations")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("demo", parents=parents, help="Bernoulli demo in a temporary graph")
     p.add_argument("--data", help="demo file (default: ../shared/data/bernoulli/nano.json)")

@@ -344,6 +344,15 @@ class MilvusStore:
             rows = self._client.query(collection, filter="", output_fields=["count(*)"])
         return int(rows[0]["count(*)"]) if rows else 0
 
+    def vector_width(self, collection: str) -> int:
+        """The dimension of a collection's vector field, as its schema says."""
+        with self._failures(f"describing {collection}"):
+            info = self._client.describe_collection(collection)
+        for spec in info.get("fields", []):
+            if spec.get("name") == "vector":
+                return int(spec.get("params", {}).get("dim", 0))
+        return 0
+
     def index_progress(self, collection: str) -> tuple[int, int]:
         """(rows indexed, rows in total) of a collection's vector index.
 
