@@ -1,4 +1,4 @@
-"""`hopgraph stats`, `check`, `drop` and `demo`: looking after graphs, and the offline demo."""
+"""`hopgraph stats`, `check`, `export`, `drop` and `demo`: looking after graphs, and the demo."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from hopgraph.api import GraphRAG
 from hopgraph.cli.common import open_store
 from hopgraph.cli.query import print_comparison
 from hopgraph.errors import InputError
+from hopgraph.export import FORMATS, export_graphml, export_jsonl
 from hopgraph.ingest.loaders import read_text
 from hopgraph.store.check import check, check_and_repair
 
@@ -76,6 +77,32 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 1 if report.problems else 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write the graph as JSONL (re-ingestable) or GraphML, to --out or stdout."""
+    store = open_store(args)
+    try:
+        if args.format == "jsonl":
+            if args.out:
+                with open(args.out, "w", encoding="utf-8") as out:
+                    report = export_jsonl(store, out)
+            else:
+                report = export_jsonl(store, sys.stdout)
+        else:
+            target = Path(args.out) if args.out else sys.stdout.buffer
+            report = export_graphml(store, target, passages=args.passages)
+            sys.stdout.flush()
+    finally:
+        store.close()
+    print(f"exported {report.entities} entities, {report.relations} relations, "
+          f"{report.passages} passages" + (f" to {args.out}" if args.out else ""),
+          file=sys.stderr)
+    for note in report.skipped[:20]:
+        print(f"left out: {note}", file=sys.stderr)
+    if len(report.skipped) > 20:
+        print(f"left out: ... and {len(report.skipped) - 20} more relations", file=sys.stderr)
+    return 0
+
+
 def demo_data_path() -> Path:
     """The Bernoulli demo file: $HOPGRAPH_DEMO_DATA, or ../shared/data beside the project."""
     env = os.environ.get("HOPGRAPH_DEMO_DATA")
@@ -114,7 +141,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
                 ) -> None:
-    """The `stats`, `check`, `drop` and `demo` subcommands."""
+    """The `stats`, `check`, `export`, `drop` and `demo` subcommands."""
     p = sub.add_parser("stats", parents=parents, help="row counts of a graph")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_stats)
@@ -130,6 +157,14 @@ def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.Argument
                         "and entities without relations")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("export", parents=parents,
+                       help="write the graph as JSONL (ingests back) or GraphML")
+    p.add_argument("--format", choices=FORMATS, default="jsonl")
+    p.add_argument("--out", metavar="FILE", help="write here (default: standard output)")
+    p.add_argument("--passages", action="store_true",
+                   help="GraphML: passages as nodes too (JSONL always holds them)")
+    p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("demo", parents=parents, help="Bernoulli demo in a temporary graph")
     p.add_argument("--data", help="demo file (default: ../shared/data/bernoulli/nano.json)")
