@@ -62,7 +62,7 @@ class _DropLockTraceback(logging.Filter):
 logging.getLogger("milvus_lite.server_manager").addFilter(_DropLockTraceback())
 
 _BATCH = 1000
-_PAGE = 4096
+_PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
 _GRAPH_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 _META_ID = "graph"
 
