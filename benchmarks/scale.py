@@ -191,7 +191,7 @@ def stage_reopen(size: int, uri: str) -> dict[str, float]:
     row["reopen_rss_mb"] = (rss_gb() - before) * 1024
     # A server builds its indexes in the background after the ingest's flush: queries timed
     # meanwhile would measure that build's load. (Lite's FLAT indexes need no build.)
-    row["index_wait_s"] = rag.store.wait_indexed()
+    row["index_wait_s"] = rag.store.wait_indexed(timeout=3600)
     for backend, limit in (("mirror", 10**8), ("milvus", 0)):
         rag.settings.memory_limit = limit
         rag._retriever = None

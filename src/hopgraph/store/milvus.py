@@ -370,12 +370,14 @@ class MilvusStore:
             info = self._client.describe_index(collection, "vector")
         return int(info.get("indexed_rows", 0)), int(info.get("total_rows", 0))
 
-    def wait_indexed(self) -> float:
-        """Wait until Milvus has indexed every row of the graph; returns the seconds waited."""
+    def wait_indexed(self, timeout: float = schema.WAIT_TIMEOUT_S) -> float:
+        """Wait until Milvus has indexed every row of the graph (at most `timeout` s per
+        collection); returns the seconds waited."""
         started = time.monotonic()
         with self._failures("waiting for the indexes"):
             for name in (self.entities, self.relations, self.passages):
-                schema.wait_until(lambda n=name: self._indexed(n), f"the index of {name}")
+                schema.wait_until(lambda n=name: self._indexed(n), f"the index of {name}",
+                                  timeout)
         return time.monotonic() - started
 
     def _indexed(self, collection: str) -> bool:

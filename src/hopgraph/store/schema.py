@@ -44,13 +44,13 @@ def _new_collection(client: MilvusClient, name: str, schema: Any,
     wait_until(lambda: _index_ready(client, name, "vector"), f"index on {name}.vector")
 
 
-def wait_until(ready: Callable[[], bool], what: str) -> None:
-    """Poll `ready` with a growing pause (5 ms to 0.2 s) until it is true or WAIT_TIMEOUT_S."""
-    deadline = time.monotonic() + WAIT_TIMEOUT_S
+def wait_until(ready: Callable[[], bool], what: str, timeout: float = WAIT_TIMEOUT_S) -> None:
+    """Poll `ready` with a growing pause (5 ms to 0.2 s) until it is true or `timeout` s."""
+    deadline = time.monotonic() + timeout
     pause = 0.005
     while not ready():
         if time.monotonic() > deadline:
-            raise MilvusException(message=f"{what} not ready after {WAIT_TIMEOUT_S:.0f} s")
+            raise MilvusException(message=f"{what} not ready after {timeout:.0f} s")
         time.sleep(pause)
         pause = min(pause * 2, 0.2)
 
