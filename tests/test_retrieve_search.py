@@ -138,7 +138,7 @@ def test_milvus_search_is_exact_on_a_large_collection(shared_db: str) -> None:
 def test_search_asks_hnsw_for_enough_candidates() -> None:
     """HNSW returns at most its candidate list: it must cover the limit, with room to spare
     (on MuSiQue a list of 256 was needed for an exact top 20)."""
-    from hopgraph.store.milvus import search_ef
+    from hopgraph.store.schema import search_ef
 
     for limit in (1, 3, 20, 30, 100, 2000, 16384):
         assert search_ef(limit) >= max(limit, 256)

@@ -7,7 +7,7 @@ default method's per-question budget, which makes four to six searches. So for g
 searched exactly with NumPy; larger graphs, or `memory_limit=0`, search in Milvus itself.
 
 Both return the same passages (tested on MuSiQue questions): Milvus searches ask HNSW for a
-candidate list large enough to be exact (`store.milvus.search_ef`), relations of known ids are
+candidate list large enough to be exact (`store.schema.search_ef`), relations of known ids are
 scored from their stored vectors rather than by a filtered search, and BM25 is the same local
 index on both (`lexical`).
 """

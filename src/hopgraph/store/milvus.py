@@ -7,7 +7,6 @@ the backend reach callers as `StoreError`, naming the graph and URI.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import logging
@@ -33,33 +32,10 @@ from hopgraph.config import cache_dir
 from hopgraph.errors import StoreError
 from hopgraph.records import Hit
 from hopgraph.store import schema
+from hopgraph.store.lite import held_elsewhere, is_local_uri
 
 log = logging.getLogger(__name__)
 
-
-class _DropKnownNoise(logging.Filter):
-    """Milvus Lite lacks the timestamp call query iterators start with; pymilvus falls back to
-    a client-side timestamp, which is correct for us, but both sides log it loudly per scan."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return "mvccTs" not in message and "Method not implemented" not in message
-
-
-for _name in ("pymilvus.client.iterator.query_iterator", "grpc._server"):
-    logging.getLogger(_name).addFilter(_DropKnownNoise())
-
-
-class _DropLockTraceback(logging.Filter):
-    """Milvus Lite logs a 20-line traceback when another process holds a database's lock;
-    hopgraph reports that case itself in one line (`MilvusStore.__init__`)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        return type(error).__name__ != "DataDirLockedError"
-
-
-logging.getLogger("milvus_lite.server_manager").addFilter(_DropLockTraceback())
 
 _BATCH = 1000
 _PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
@@ -72,40 +48,6 @@ _META_ID = "graph"
 _READS = "Session"
 
 
-def search_ef(limit: int) -> int:
-    """The HNSW candidate list size for a top-`limit` search.
-
-    AUTOINDEX is HNSW on Milvus Lite and on Milvus 2.3+ servers. With its default list a
-    search is approximate: on MuSiQue (17k relations, Milvus Lite) the top 20 differed from
-    the exact top 20 for 6 of 50 questions, the top 100 for 49 of 50, and a top-2000 passage
-    search returned 844 of 1,890 rows. Measured there: a list of 256 gave the exact top 20
-    for all 50 questions; for the top 100, 400 gave 49 of 50 and 1,024 all 50. Hence 8x the
-    limit, at least 512 (~1-2 ms more per search); with it the mirror and Milvus Lite return
-    identical top-5 passages on all 50 questions for every method (benchmarks/backends.py).
-    """
-    return min(schema.MAX_EF, max(schema.MIN_EF, 8 * limit))
-
-
-def _is_local(uri: str) -> bool:
-    return "://" not in uri
-
-
-def _held_elsewhere(path: Path) -> bool:
-    """Whether another process holds Milvus Lite's lock on the database at `path`.
-
-    Asked only after opening failed (this process would have reused its own server)."""
-    lock = path / "LOCK"
-    if not lock.is_file():
-        return False
-    with open(lock, "rb") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            return True
-        fcntl.flock(handle, fcntl.LOCK_UN)
-    return False
-
-
 class MilvusStore:
     """The four collections of one named graph in one Milvus database."""
 
@@ -116,7 +58,7 @@ class MilvusStore:
         if not _GRAPH_NAME.match(graph):
             raise StoreError(f"graph name {graph!r} is invalid",
                              fix="use letters, digits and '_', not starting with a digit")
-        if _is_local(uri):
+        if is_local_uri(uri):
             path = Path(uri).expanduser().resolve()
             if not create and not path.exists():
                 raise StoreError("no Milvus Lite database here", where=uri,
@@ -127,7 +69,7 @@ class MilvusStore:
         try:
             self._client = MilvusClient(uri=uri, token=token or "")
         except MilvusException as exc:
-            if _is_local(uri) and _held_elsewhere(Path(uri).expanduser().resolve()):
+            if is_local_uri(uri) and held_elsewhere(Path(uri).expanduser().resolve()):
                 raise StoreError(
                     "this Milvus Lite database is open in another process (a Lite file "
                     "serves one process at a time)", where=uri,
@@ -145,7 +87,7 @@ class MilvusStore:
     @property
     def is_local(self) -> bool:
         """Whether this is a Milvus Lite file (rather than a server URI)."""
-        return _is_local(self.uri)
+        return is_local_uri(self.uri)
 
     @contextmanager
     def _failures(self, what: str) -> Iterator[None]:
@@ -234,7 +176,7 @@ class MilvusStore:
         return found
 
     def _create(self, embedder_name: str, dim: int) -> None:
-        index = schema.LITE_INDEX if _is_local(self.uri) else schema.SERVER_INDEX
+        index = schema.LITE_INDEX if is_local_uri(self.uri) else schema.SERVER_INDEX
         schema.create_passages(self._client, self.passages, dim, index)
         lexical = False  # no Milvus full-text field (see schema.create_passages)
         schema.create_entities(self._client, self.entities, dim, index)
@@ -285,7 +227,7 @@ class MilvusStore:
     def snapshot_path(self) -> Path:
         """Where this graph's snapshot lives: beside a Milvus Lite file, or in the user cache
         dir (keyed by URI) for a server."""
-        if _is_local(self.uri):
+        if is_local_uri(self.uri):
             db = Path(self.uri).expanduser().resolve()
             return db.parent / f"{db.name}.snapshots" / f"{self.graph}.npz"
         key = hashlib.sha256(self.uri.encode("utf-8")).hexdigest()[:16]
@@ -402,7 +344,7 @@ class MilvusStore:
             results = self._client.search(
                 collection, data=[v.tolist() for v in vectors], anns_field="vector",
                 limit=limit, output_fields=list(fields),
-                search_params={"metric_type": "COSINE", "params": {"ef": search_ef(limit)}},
+                search_params={"metric_type": "COSINE", "params": {"ef": schema.search_ef(limit)}},
                 consistency_level=_READS,
             )
         return [
