@@ -7,7 +7,7 @@ unreadable or wholly unrecognizable file is an error.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +157,14 @@ def check_record(record: PassageRecord, where: str, report: LoadReport) -> bool:
 _INT64 = (-(2**63), 2**63 - 1)
 
 
+def _children(value: Any, field: str) -> Iterator[tuple[str, Any]]:
+    """(path, item) for each item of a dict or list; nothing for anything else."""
+    if isinstance(value, dict):
+        yield from ((f"{field}.{key}", item) for key, item in value.items())
+    elif isinstance(value, (list, tuple)):
+        yield from ((f"{field}[{i}]", item) for i, item in enumerate(value))
+
+
 def _unencodable(value: Any, field: str = "row") -> str | None:
     """The first field (a path like `row.triplets[2][0]`) whose text cannot be UTF-8."""
     if isinstance(value, str):
@@ -165,17 +173,11 @@ def _unencodable(value: Any, field: str = "row") -> str | None:
         except UnicodeEncodeError:
             return field
         return None
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found = _unencodable(key, f"{field} key") or _unencodable(item, f"{field}.{key}")
-            if found:
-                return found
-    elif isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            found = _unencodable(item, f"{field}[{i}]")
-            if found:
-                return found
-    return None
+    keys = [_unencodable(key, f"{field} key") for key in value] if isinstance(
+        value, dict) else []
+    return next((found for found in keys if found), None) or next(
+        (found for path, item in _children(value, field) if (found := _unencodable(item, path))),
+        None)
 
 
 def _json_problem(value: Any, field: str) -> str | None:
@@ -190,18 +192,11 @@ def _json_problem(value: Any, field: str) -> str | None:
         if value != value or value in (float("inf"), float("-inf")):
             return f"{field} is {value}, which JSON cannot hold"
         return None
+    if not isinstance(value, (dict, list, tuple)):
+        return f"{field} is a {type(value).__name__}, which JSON cannot hold"
     if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{field} has the key {key!r}: JSON keys are strings"
-            found = _json_problem(item, f"{field}.{key}")
-            if found:
-                return found
-        return None
-    if isinstance(value, (list, tuple)):
-        for i, item in enumerate(value):
-            found = _json_problem(item, f"{field}[{i}]")
-            if found:
-                return found
-        return None
-    return f"{field} is a {type(value).__name__}, which JSON cannot hold"
+        bad = [key for key in value if not isinstance(key, str)]
+        if bad:
+            return f"{field} has the key {bad[0]!r}: JSON keys are strings"
+    return next((found for path, item in _children(value, field)
+                 if (found := _json_problem(item, path))), None)
