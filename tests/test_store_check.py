@@ -72,3 +72,46 @@ def test_rerun_after_a_failure_at_any_stage_equals_a_clean_run(
     assert _rows(reopened) == expected
     assert check(reopened.store).problems == []
     assert reopened.store.incomplete is None
+
+
+def test_a_real_kill_9_mid_ingest_then_a_rerun_equals_a_clean_run(
+        open_graph, embedder, tmp_path) -> None:
+    """A child process ingests with chunks of 2 passages and SIGKILLs itself while storing
+    the second chunk's relations (no cleanup, no atexit: as `kill -9`); the rerun here
+    completes the graph."""
+    import signal
+    import subprocess
+    import sys
+
+    from hopgraph import GraphRAG
+
+    data = need(BERNOULLI)
+    clean = open_graph("clean_k9")
+    clean.add_files([data])
+    expected = _rows(clean)
+    uri = str(tmp_path / "killed.db")
+    child = f"""
+import os, signal
+from hopgraph import GraphRAG
+from hopgraph.ingest import writer
+writer.CHUNK_PASSAGES = 2
+calls = []
+original = writer.Ingestor._store_relations
+def die(self, *args, **kwargs):
+    calls.append(1)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(self, *args, **kwargs)
+writer.Ingestor._store_relations = die
+GraphRAG(uri={uri!r}, graph="k9").add_files([{str(data)!r}])
+"""
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    with GraphRAG(uri=uri, graph="k9", embedder=embedder, create=False) as killed:
+        assert killed.store.incomplete is not None
+        assert len(_rows(killed)[2]) < len(expected[2])  # the second chunk's relations
+        killed.add_files([data])
+        assert _rows(killed) == expected
+        assert check(killed.store).problems == []
+        assert killed.store.incomplete is None
