@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from conftest import BERNOULLI, need
 
-from hopgraph.graph import KnowledgeGraph, MatrixPowers, expand_by_powers
+from hopgraph.graph import KnowledgeGraph, MatrixPowers
 from hopgraph.identity import entity_id, relation_id, relation_text
 from hopgraph.ingest.loaders import load_file
 
@@ -86,12 +86,6 @@ def test_adding_a_relation_twice_updates_its_passages() -> None:
     again = graph.add_relation("r0", "a", "b", "a-b", ["p1", "p2"])
     assert first == again and graph.relations[0].passage_ids == ["p1", "p2"]
     assert graph.incidence.shape == (2, 1)
-
-
-def test_one_shot_reference_equals_the_prepared_one() -> None:
-    graph = random_graph(3, n_entities=300, n_relations=600)
-    assert np.array_equal(expand_by_powers(graph.incidence, [1, 2], [5], 2),
-                          MatrixPowers(graph.incidence).expand([1, 2], [5], 2))
 
 
 def test_columns_round_trip_with_updated_passages() -> None:

@@ -9,7 +9,7 @@ from conftest import BERNOULLI, need
 
 from hopgraph.ingest.writer import Ingestor
 from hopgraph.store import MilvusStore
-from hopgraph.store.check import check
+from hopgraph.store.check import check, check_and_repair
 
 
 class Stop(Exception):
@@ -67,6 +67,9 @@ def test_rerun_after_a_failure_at_any_stage_equals_a_clean_run(
     reopened = open_graph("crashed")  # a new process would reopen it like this
     assert reopened.store.incomplete is not None
     assert any(p.kind == "unfinished write" for p in check(reopened.store).problems)
+    # Repairing now would delete the unfinished write's orphans and hide the flag: refused.
+    assert check_and_repair(reopened.store).repaired == 0
+    assert reopened.store.incomplete is not None
     summary = reopened.add_files([data])
     assert summary.passages_added + summary.passages_present == len(expected[0])
     assert _rows(reopened) == expected
@@ -115,3 +118,18 @@ GraphRAG(uri={uri!r}, graph="k9").add_files([{str(data)!r}])
         assert _rows(killed) == expected
         assert check(killed.store).problems == []
         assert killed.store.incomplete is None
+
+
+def test_finishing_a_write_leaves_a_later_writers_flag(open_graph) -> None:
+    """Two writers on one graph (a server): the first to finish must not mark the second's
+    unfinished write as done."""
+    rag = open_graph("two_writers")
+    rag.add_files([need(BERNOULLI)])
+    _, first = rag.store.begin_write()
+    other = MilvusStore(rag.store.uri, rag.store.graph)  # the second writer's own client
+    _, second = other.begin_write()
+    rag.store.end_write(first)
+    assert rag.store.incomplete is not None  # write `second` is still running
+    other.end_write(second)
+    assert rag.store.incomplete is None
+    other.close()

@@ -143,7 +143,6 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
 
         result = rag.retrieve(QUESTION, top_k=2)
         assert isinstance(rag.retriever.search, MilvusSearcher)
-        assert rag.retriever.search.lexical_backend == "local"
         texts = [p.text for p in result.passages]
         assert len(texts) == 2, texts
         assert "Leonhard Euler (1707" in texts[0], texts

@@ -107,7 +107,10 @@ class GraphRAG:
                 for kind, size in self._sizes(self.graph).items()}
 
     def _save_snapshot(self, graph: KnowledgeGraph, writes: int) -> None:
-        """Save the snapshot; a failure costs only the next open's speed, so it is logged."""
+        """Save the snapshot; a failure costs only the next open's speed, so it is logged.
+        Not while a write is unfinished: the graph read may be partial."""
+        if self.store.incomplete:
+            return
         path = self.store.snapshot_path()
         try:
             snapshot.save(graph, path, self.store.graph, writes, self._vector_rows)
@@ -179,8 +182,11 @@ class GraphRAG:
         # Bump the write counter first: a crash below leaves the snapshot behind, not wrong.
         before, after = self.store.begin_write()
         sink = self._append_vectors if self._vectors_current() else None
-        summary = Ingestor(self.store, self.graph, self.embedder, vector_sink=sink
-                           ).ingest(records, progress, total=total)
+        try:
+            summary = Ingestor(self.store, self.graph, self.embedder, vector_sink=sink
+                               ).ingest(records, progress, total=total)
+        finally:
+            self._retriever = None  # the graph may have grown, even if the write failed
         sizes = self._sizes(self.graph)
         for kind, file in self.vector_files.items():
             current = sink is not None and file.rows() == sizes[kind]
@@ -189,8 +195,7 @@ class GraphRAG:
                 file.discard()
         summary.include(reports)
         self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
-        self.store.end_write()
-        self._retriever = None
+        self.store.end_write(after)
         if before == self._loaded_writes:  # no other process wrote since we loaded
             self._save_snapshot(self.graph, after)
             self._loaded_writes = after

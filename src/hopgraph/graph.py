@@ -34,10 +34,21 @@ class RelationInfo:
 
 @dataclass
 class Expansion:
-    """Candidate relations around the seeds, with the hop at which each was reached."""
+    """Candidate relations around the seeds; `hops` on demand (the retrieval methods need
+    only the candidates, and hops take an array as long as the graph)."""
 
     relations: np.ndarray  # relation indices, sorted
-    hops: np.ndarray  # hops[i]: the hop at which relations[i] was first reached (0: a seed)
+    marked: list[tuple[np.ndarray, int]]  # (relations reached, at which hop)
+    n_relations: int
+
+    @property
+    def hops(self) -> np.ndarray:
+        """hops[i]: the hop at which relations[i] was first reached (0: a seed)."""
+        last = max((hop for _, hop in self.marked), default=0)
+        first_hop = np.full(self.n_relations, last, dtype=np.int64)
+        for found, hop in self.marked:
+            first_hop[found] = np.minimum(first_hop[found], hop)
+        return first_hop[self.relations]
 
 
 class _Ints:
@@ -149,14 +160,26 @@ class KnowledgeGraph:
     def arrays(self) -> dict[str, np.ndarray]:
         """The integer columns, with every relation's passages as one CSR
         (`passage_indptr`, `passage_index` into `passage_ids`)."""
-        indptr, index = self._p_indptr.values, self._p_index.values
-        if self._p_changed:
-            rows = [self.passage_indices(r) for r in range(len(self.relation_ids))]
-            lengths = np.array([len(row) for row in rows], dtype=np.int64)
-            indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-            index = np.concatenate(rows).astype(np.int64) if rows else np.zeros(0, np.int64)
+        self._fold()
         return {"subject": self.subjects.copy(), "object": self.objects.copy(),
-                "passage_indptr": indptr.copy(), "passage_index": index.copy()}
+                "passage_indptr": self._p_indptr.values.copy(),
+                "passage_index": self._p_index.values.copy()}
+
+    def _fold(self) -> None:
+        """Write the passage rows replaced since the CSR was built into it (one pass)."""
+        if not self._p_changed:
+            return
+        indptr, index = self._p_indptr.values, self._p_index.values
+        lengths = np.diff(indptr)
+        pieces, start = [], 0
+        for r in sorted(self._p_changed):  # unchanged run before r, then r's new row
+            pieces += [index[indptr[start]:indptr[r]], self._p_changed[r]]
+            lengths[r] = len(self._p_changed[r])
+            start = r + 1
+        pieces.append(index[indptr[start]:indptr[-1]])
+        self._p_indptr = _Ints(np.concatenate([[0], np.cumsum(lengths)]))
+        self._p_index = _Ints(np.concatenate(pieces))
+        self._p_changed.clear()
 
     # --- building --------------------------------------------------------------------------
 
@@ -173,9 +196,6 @@ class KnowledgeGraph:
 
     def add_passage(self, passage_id: str) -> int:
         """Register a passage (idempotent); returns its index in `passage_ids`."""
-        return self._passage(passage_id)
-
-    def _passage(self, passage_id: str) -> int:
         index = self.passage_index.get(passage_id)
         if index is None:
             index = self.passage_index[passage_id] = len(self.passage_ids)
@@ -189,7 +209,7 @@ class KnowledgeGraph:
         """Register a relation or update its passages; returns its index."""
         index = self.relation_index.get(relation_id)
         self._entity_passages.clear()
-        passages = [self._passage(p) for p in passage_ids]
+        passages = [self.add_passage(p) for p in passage_ids]
         if index is not None:
             self._p_changed[index] = np.array(passages, dtype=np.int64)
             return index
@@ -303,11 +323,7 @@ class KnowledgeGraph:
             marked.append((rels, hop))
         candidates = _sorted_unique(np.concatenate([from_entities, rels]),
                                     len(self.relation_ids))
-        # Each candidate's first hop: the smallest hop it was marked at.
-        first_hop = np.full(len(self.relation_ids), degree + 1, dtype=np.int64)
-        for found, hop in marked:
-            first_hop[found] = np.minimum(first_hop[found], hop)
-        return Expansion(relations=candidates, hops=first_hop[candidates])
+        return Expansion(candidates, marked, len(self.relation_ids))
 
 
 def _csr_rows(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -368,13 +384,6 @@ class MatrixPowers:
                 rows = _binary(rows @ self.relation_adj)
             found.update(rows.nonzero()[1].tolist())
         return np.array(sorted(found), dtype=np.int64)
-
-
-def expand_by_powers(
-    incidence: sparse.csr_matrix, seed_entities: list[int], seed_relations: list[int], degree: int
-) -> np.ndarray:
-    """`MatrixPowers(incidence).expand(...)`, for one question."""
-    return MatrixPowers(incidence).expand(seed_entities, seed_relations, degree)
 
 
 def _binary(matrix: sparse.spmatrix) -> sparse.csr_matrix:

@@ -97,8 +97,7 @@ def read_row(row: Any, where: str, report: LoadReport) -> None:
         return
     broken = _unencodable(row)
     if broken is not None:
-        report.skip_row(where, f"{broken} holds an unpaired surrogate (such as \\ud800): "
-                               "not valid Unicode text")
+        report.skip_row(where, _surrogate(broken))
         return
     if "passage" in row and "extracted_triples" not in row:
         text, triplets_raw, key = row.get("passage"), row.get("triplets", []), "triplets"
@@ -146,8 +145,7 @@ def check_record(record: PassageRecord, where: str, report: LoadReport) -> bool:
     fields = {"passage": record.text, "triplets": triplets, "id": record.doc_id,
               "metadata": record.metadata}
     broken = _unencodable(fields, "record")
-    problem = (f"{broken} holds an unpaired surrogate (such as \\ud800): not valid Unicode "
-               "text" if broken else _json_problem(record.metadata, "metadata"))
+    problem = _surrogate(broken) if broken else _json_problem(record.metadata, "metadata")
     if problem is not None:
         report.skip_row(where, problem)
         return False
@@ -155,6 +153,10 @@ def check_record(record: PassageRecord, where: str, report: LoadReport) -> bool:
 
 
 _INT64 = (-(2**63), 2**63 - 1)
+
+
+def _surrogate(field: str) -> str:
+    return f"{field} holds an unpaired surrogate (such as \\ud800): not valid Unicode text"
 
 
 def _children(value: Any, field: str) -> Iterator[tuple[str, Any]]:

@@ -25,7 +25,7 @@ from hopgraph.store import (
 log = logging.getLogger(__name__)
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
-VectorSink = Callable[[str, np.ndarray], None]  # ("entities" | "relations", vectors)
+VectorSink = Callable[[str, np.ndarray], None]  # (kind: store.vectors.KINDS, vectors)
 _EMBED_CHUNK = 512
 CHUNK_PASSAGES = 500  # records per ingestion chunk: memory follows this, not the input
 
@@ -119,7 +119,7 @@ class Ingestor:
         self.graph = graph
         self.embedder = embedder
         self.chunk_passages = chunk_passages or CHUNK_PASSAGES
-        # Told the vectors of the entities and relations added to the graph, in graph order.
+        # Told the vectors of the passages, entities and relations added, in graph order.
         self.vector_sink = vector_sink
 
     def ingest(self, records: Iterable[PassageRecord], progress: Progress | None = None,

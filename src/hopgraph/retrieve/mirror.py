@@ -66,7 +66,6 @@ class MemorySearcher:
     """Exact search over vectors mirrored from Milvus, plus a local BM25 index."""
 
     backend = "memory"
-    lexical_backend = "local"
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
                  vectors: dict[str, np.ndarray | None] | None = None) -> None:
@@ -75,16 +74,13 @@ class MemorySearcher:
         started = time.perf_counter()
         vectors = vectors or {}
         self.scanned: list[str] = []  # kinds read from Milvus rather than from disk
-        self._relations = self._load(store.relations, graph.relation_index,
+        self._relations = self._load(store.relations, graph.relation_ids, graph.relation_index,
                                      vectors.get("relations"), "relations")
-        self._entities = self._load(store.entities, graph.entity_index,
+        self._entities = self._load(store.entities, graph.entity_ids, graph.entity_index,
                                     vectors.get("entities"), "entities")
         texts: dict[str, str] = {}
-        for row in store.scan(store.passages, ["id", "text"]):
-            graph.add_passage(row["id"])  # idempotent: the graph lists every stored passage
-            texts[row["id"]] = row["text"]
-        self._passages = self._load(store.passages, graph.passage_index,
-                                    vectors.get("passages"), "passages")
+        self._passages = self._load(store.passages, graph.passage_ids, graph.passage_index,
+                                    vectors.get("passages"), "passages", texts)
         ids = self._passages.ids
         self._bm25 = passage_bm25([(pid, texts[pid]) for pid in ids if pid in texts])
         self._texts = texts
@@ -92,24 +88,31 @@ class MemorySearcher:
                  len(self._relations.ids), len(self._entities.ids), len(ids),
                  time.perf_counter() - started)
 
-    def _load(self, collection: str, index: dict[str, int], on_disk: np.ndarray | None,
-              kind: str) -> _Matrix:
+    def _load(self, collection: str, ids: list[str], index: dict[str, int],
+              on_disk: np.ndarray | None, kind: str, texts: dict[str, str] | None = None
+              ) -> _Matrix:
         """Vectors in the graph's own row order (position = entity/relation/passage index):
         the vector file itself when it is current (a read-only memory map: nothing is copied
-        or parsed, and processes on one graph share the pages), else scanned from Milvus."""
-        if on_disk is not None and len(on_disk) == len(index):
+        or parsed, and processes on one graph share the pages), else scanned from Milvus.
+        With `texts`, the rows' texts are read into it in the same scan."""
+        current = on_disk is not None and len(on_disk) == len(ids)
+        if current:
             matrix = np.asarray(on_disk, dtype=np.float32)
         else:
             self.scanned.append(kind)
-            matrix = np.zeros((len(index), int(self.store.meta["dim"])), dtype=np.float32)
-            for row in self.store.scan(collection, ["id", "vector"]):
+            matrix = np.zeros((len(ids), int(self.store.meta["dim"])), dtype=np.float32)
+        if not current or texts is not None:
+            fields = ["id", *(["text"] if texts is not None else []),
+                      *([] if current else ["vector"])]
+            for row in self.store.scan(collection, fields):
                 position = index.get(row["id"])
-                if position is not None:
+                if position is None:  # not in this graph (another process wrote it since)
+                    continue
+                if texts is not None:
+                    texts[row["id"]] = row["text"]
+                if not current:
                     matrix[position] = row["vector"]
-        ids = [""] * len(index)
-        for key, position in index.items():
-            ids[position] = key
-        return _Matrix(ids, matrix)
+        return _Matrix(list(ids), matrix)
 
     def matrices(self) -> dict[str, np.ndarray]:
         """The mirrored vectors of each kind, in graph order (to save to disk)."""
@@ -144,9 +147,3 @@ class MemorySearcher:
     def texts(self, passage_ids: list[str]) -> dict[str, str]:
         """Passage texts by id, from the mirror."""
         return {pid: self._texts[pid] for pid in passage_ids if pid in self._texts}
-
-
-def _as_matrix(rows: list[list[float]], dim: int) -> np.ndarray:
-    if not rows:
-        return np.zeros((0, dim), dtype=np.float32)
-    return np.asarray(rows, dtype=np.float32)

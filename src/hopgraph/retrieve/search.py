@@ -21,6 +21,7 @@ from typing import Protocol
 import numpy as np
 
 from hopgraph.config import DEFAULT_MEMORY_LIMIT
+from hopgraph.embed.base import unit
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
 from hopgraph.retrieve.lexical import LocalBM25, passage_bm25
@@ -52,7 +53,8 @@ class Searcher(Protocol):
 
 
 class MilvusSearcher:
-    """Every search is a Milvus search (dense COSINE, and BM25 where the backend has it)."""
+    """Dense searches in Milvus (COSINE); known relations scored from their stored vectors;
+    BM25 from the local index (`lexical`), as on every backend."""
 
     backend = "milvus"
 
@@ -99,8 +101,6 @@ class MilvusSearcher:
         hits = self.store.search(self.store.passages, qvecs, limit)
         return [{h.id: h.score for h in row} for row in hits]
 
-    lexical_backend = "local"
-
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
         """Top-`limit` passages per query by BM25 (the local index, built on first use)."""
         if self._bm25 is None:
@@ -117,9 +117,7 @@ class MilvusSearcher:
 
 def _cosines(qvec: np.ndarray, matrix: np.ndarray, relations: list[int]) -> dict[int, float]:
     """Cosine of one query vector to each row, keyed by relation index (as Milvus's COSINE)."""
-    query = np.asarray(qvec, dtype=np.float32).reshape(-1)
-    norms = np.linalg.norm(matrix, axis=1) * max(float(np.linalg.norm(query)), 1e-12)
-    scores = matrix @ query / np.maximum(norms, 1e-12)
+    scores = unit(matrix) @ unit(np.asarray(qvec).reshape(1, -1)).reshape(-1)
     return dict(zip(relations, scores.tolist(), strict=True))
 
 
@@ -136,11 +134,9 @@ def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int |
     """
     if memory_limit is None:
         memory_limit = sys.maxsize if store.is_local else DEFAULT_MEMORY_LIMIT
-    largest = max(len(graph.relations), len(graph.entity_ids))
+    largest = max(len(graph.relation_ids), len(graph.entity_ids), len(graph.passage_ids))
     on_disk = vectors is not None and all(vectors.get(kind) is not None for kind in KINDS)
     if memory_limit > 0 and largest <= memory_limit and (scan or on_disk):
-        passages = store.count(store.passages)
-        if passages <= memory_limit:
-            return MemorySearcher(store, graph, vectors)
+        return MemorySearcher(store, graph, vectors)
     store.ensure_all_loaded()
     return MilvusSearcher(store, graph, vectors)

@@ -91,13 +91,14 @@ def check(store: MilvusStore) -> CheckReport:
 
 
 def repair(store: MilvusStore, report: CheckReport) -> int:
-    """Apply the repairable fixes of `report`; returns how many rows changed."""
+    """Apply the repairable fixes of `report`; returns how many rows changed (none while a
+    write is unfinished)."""
     dangling = {p.id for p in report.problems if p.kind == "dangling passage"}
     emptied = {p.id for p in report.problems if p.kind == "relation without passage"}
     orphans = [p.id for p in report.problems if p.kind == "orphan entity"]
-    if not (dangling or emptied or orphans):
+    if not (dangling or emptied or orphans) or store.incomplete:
         return 0
-    store.begin_write()
+    _, after = store.begin_write()
     passages = {row["id"] for row in store.scan(store.passages, ["id"])}
     keep = sorted(dangling - emptied)
     rows = store.get(store.relations, keep, ["id", "subject_id", "object_id", "text",
@@ -108,15 +109,18 @@ def repair(store: MilvusStore, report: CheckReport) -> int:
     store.delete(store.relations, sorted(emptied))
     store.delete(store.entities, orphans)
     store.flush()
-    store.end_write()
+    store.end_write(after)
     report.repaired = changed + len(emptied) + len(orphans)
     return report.repaired
 
 
 def check_and_repair(store: MilvusStore, rounds: int = 5) -> CheckReport:
     """Repair until nothing repairable is left (deleting a relation can orphan an entity);
-    the final check's report, with the rows changed over all rounds."""
+    the final check's report, with the rows changed over all rounds. Nothing is repaired
+    while a write is unfinished (the rerun of that ingest completes the graph)."""
     report, total = check(store), 0
+    if store.incomplete:  # its orphans are the unfinished write's: rerunning it completes
+        return report
     for _ in range(rounds):
         if not any(p.repairable for p in report.problems):
             break

@@ -119,7 +119,7 @@ class MilvusStore:
             if not self.exists():
                 raise self._missing()
             with self._failures("reading the meta row"):
-                self._client.load_collection(self.meta_collection)
+                self.ensure_loaded(self.meta_collection)
                 rows = self._client.get(self.meta_collection, ids=[_META_ID],
                                         output_fields=["value"])
             if not rows:
@@ -205,9 +205,12 @@ class MilvusStore:
         self._put_meta({**self.meta, "writes": before + 1, "writing": True})
         return before, before + 1
 
-    def end_write(self) -> None:
-        """Mark the write begun by `begin_write` as finished (the graph is complete again)."""
-        self._put_meta({**self.meta, "writing": False})
+    def end_write(self, after: int) -> None:
+        """Mark write `after` (from `begin_write`) finished. Read fresh: if another process
+        began a write since, its flag stays."""
+        self._meta = None
+        if self.writes == after:
+            self._put_meta({**self.meta, "writing": False})
 
     def _put_meta(self, meta: dict[str, Any]) -> None:
         with self._failures("updating the meta row"):
@@ -217,7 +220,9 @@ class MilvusStore:
 
     @property
     def incomplete(self) -> str | None:
-        """Why the graph may be partial (a write began and has not finished), or None."""
+        """Why the graph may be partial (a write began and has not finished), or None. Read
+        fresh: another process may have begun or finished a write since."""
+        self._meta = None
         if not self.meta.get("writing"):
             return None
         return (f"graph {self.graph!r} is incomplete: write #{self.writes} began and did not "

@@ -47,7 +47,8 @@ def _new_collection(client: MilvusClient, name: str, schema: Any,
 def search_ef(limit: int) -> int:
     """The HNSW candidate list size for a top-`limit` search.
 
-    AUTOINDEX is HNSW on Milvus Lite and on Milvus 2.3+ servers. With its default list a
+    AUTOINDEX is HNSW on Milvus 2.3+ servers and on Lite graphs created before Lite got
+    FLAT (LITE_INDEX; FLAT ignores the parameter). With HNSW's default list a
     search is approximate: on MuSiQue (17k relations, Milvus Lite) the top 20 differed from
     the exact top 20 for 6 of 50 questions, the top 100 for 49 of 50, and a top-2000 passage
     search returned 844 of 1,890 rows. Measured there: a list of 256 gave the exact top 20

@@ -90,15 +90,17 @@ def load(path: Path, graph_name: str, writes: int) -> Snapshot | None:
         return None
     try:
         with np.load(path, allow_pickle=False) as npz:
+            # The stamp first: a stale snapshot is not decoded any further.
+            name = _unpack(npz["graph_name_data"], npz["graph_name_offsets"])[0]
+            stamp = (int(npz["format"][0]), name, int(npz["writes"][0]))
+            if stamp != (FORMAT, graph_name, writes):
+                log.info("graph snapshot %s is stale (format, graph, writes %s; expected %s)",
+                         path, stamp, (FORMAT, graph_name, writes))
+                return None
             arrays = {key: npz[key] for key in npz.files}
         strings = {key: _unpack(arrays[f"{key}_data"], arrays[f"{key}_offsets"])
-                   for key in ("graph_name", "entity_ids", "entity_names", "relation_ids",
+                   for key in ("entity_ids", "entity_names", "relation_ids",
                                "relation_texts", "passage_ids")}
-        stamp = (int(arrays["format"][0]), strings["graph_name"][0], int(arrays["writes"][0]))
-        if stamp != (FORMAT, graph_name, writes):
-            log.info("graph snapshot %s is stale (format, graph, writes %s; expected %s)",
-                     path, stamp, (FORMAT, graph_name, writes))
-            return None
         rows = dict(zip(VECTOR_KINDS, arrays["vector_rows"].tolist(), strict=True))
         return Snapshot(_graph(arrays, strings), rows)
     except (OSError, KeyError, ValueError, IndexError, UnicodeDecodeError,
