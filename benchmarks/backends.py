@@ -17,6 +17,7 @@ from pathlib import Path
 
 from hopgraph import OFFLINE_METHODS, GraphRAG
 from hopgraph.evaluate import load_questions, score_method
+from hopgraph.identity import content_key
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "musique"
 BACKENDS = {"memory": 10**7, "milvus": 0}  # memory_limit that selects each backend
@@ -36,7 +37,8 @@ def run(uri: str, graph: str) -> None:
                 found: list[list[str]] = []
 
                 def ask(q: str, m: str = method, out: list[list[str]] = found) -> list[str]:
-                    out.append([p.id for p in rag.retrieve(q, top_k=5, method=m).passages])
+                    hits = rag.retrieve(q, top_k=5, method=m).passages
+                    out.append([content_key(p.text) for p in hits])
                     return out[-1]
 
                 score = score_method(ask, questions).as_dict()

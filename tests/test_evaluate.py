@@ -13,7 +13,7 @@ from hopgraph.evaluate import (
     report_json,
     score_method,
 )
-from hopgraph.identity import passage_id
+from hopgraph.identity import content_key
 
 
 def test_recall_at_k_hand_made_cases() -> None:
@@ -57,7 +57,7 @@ def test_load_questions_matches_gold_to_corpus(tmp_path: Path) -> None:
     (tmp_path / "c.json").write_text(json.dumps(corpus))
     (tmp_path / "q.json").write_text(json.dumps(questions))
     loaded = load_questions(tmp_path / "q.json", tmp_path / "c.json")
-    assert loaded[0].gold == {passage_id("A\nalpha")}
+    assert loaded[0].gold == {content_key("A\nalpha")}
     questions[0]["paragraphs"][0]["paragraph_text"] = "not in corpus"
     (tmp_path / "q.json").write_text(json.dumps(questions))
     with pytest.raises(InputError, match="question 0"):

@@ -24,7 +24,7 @@ def test_jsonl_round_trip_gives_the_same_graph(open_graph, tmp_path: Path) -> No
     """Tricky surface forms too: case variants of one entity, inner spaces, shared relations."""
     source = open_graph("export_src")
     source.add([
-        {"passage": "Leonhard Euler studied under Johann Bernoulli.", "id": "doc-1",
+        {"passage": "Leonhard Euler studied under Johann Bernoulli.", "doc_id": "doc-1",
          "metadata": {"year": 1720},
          "triplets": [["Leonhard Euler", "studied under", "Johann Bernoulli"],
                       ["leonhard  euler", "was  born in", "Basel"]]},

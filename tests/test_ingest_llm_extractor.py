@@ -77,7 +77,8 @@ def test_good_replies_become_records(server: FakeLLMServer, make_client: Any) ->
     seen: list[int] = []
     report = extract_records(make_client(), chunks, progress=seen.append)
     assert sum(seen) == 2
-    assert [r.doc_id for r in report.records] == ["notes/a.txt#0", "notes/a.txt#1"]
+    assert [r.source for r in report.records] == ["notes/a.txt#0", "notes/a.txt#1"]
+    assert {r.doc_id for r in report.records} == {"notes/a.txt"}  # the file is the document
     first = report.records[0]
     assert first.text == "Alice met Bob in Paris."
     assert first.metadata == {"source": "notes/a.txt", "chunk": 0}
@@ -111,7 +112,7 @@ def test_non_json_reply_is_a_problem_and_other_chunks_are_kept(
     })
     chunks = make_chunks("the first one", "the second one", "the third one", "the fourth one")
     report = extract_records(make_client(), chunks)
-    assert [r.doc_id for r in report.records] == ["notes/a.txt#0", "notes/a.txt#3"]
+    assert [r.source for r in report.records] == ["notes/a.txt#0", "notes/a.txt#3"]
     assert report.chunks_failed == 2
     assert [p.where for p in report.problems] == ["notes/a.txt#1", "notes/a.txt#2"]
     assert report.problems[0].what == "reply is not JSON: 'I cannot help with that.'"
@@ -142,7 +143,8 @@ def test_persistent_500_fails_its_chunk_and_the_rest_go_on(
     })
     chunks = make_chunks("fine 0", "broken 1", "fine 2", "fine 3")
     report = extract_records(make_client(concurrency=1), chunks)
-    assert [r.doc_id for r in report.records] == ["notes/a.txt#0", "notes/a.txt#2", "notes/a.txt#3"]
+    assert [r.source for r in report.records] == [
+        "notes/a.txt#0", "notes/a.txt#2", "notes/a.txt#3"]
     assert report.chunks_failed == 1
     assert report.problems[0].where == "notes/a.txt#1"
     assert "HTTP 500" in report.problems[0].what

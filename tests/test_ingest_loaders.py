@@ -22,16 +22,33 @@ def test_bernoulli_file() -> None:
 
 def test_list_and_jsonl_with_ids_and_metadata(tmp_path: Path) -> None:
     rows = [
-        {"passage": "A is B.", "triplets": [["A", "is", "B"]], "id": "doc-1",
-         "metadata": {"lang": "en"}},
+        {"passage": "A is B.", "triplets": [["A", "is", "B"]], "doc_id": "doc-1",
+         "id": "row-1", "metadata": {"lang": "en"}},
         {"passage": "No triplets here."},
+        {"passage": "Numbered.", "doc_id": 12},
     ]
     for path in (write(tmp_path, "a.json", json.dumps(rows)),
                  write(tmp_path, "a.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")):
         report = load_file(path)
-        assert [r.doc_id for r in report.records] == ["doc-1", None]
-        assert report.records[0].metadata == {"lang": "en"}
+        # A row's own "doc_id", else the file (its path as given, normalized).
+        assert [r.doc_id for r in report.records] == ["doc-1", str(path), "12"]
+        assert report.records[0].metadata == {"lang": "en", "id": "row-1"}
         assert report.records[1].triplets == []
+
+
+def test_a_files_document_is_its_normalized_path(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    write(tmp_path, "d.json", json.dumps([{"passage": "A."}]))
+    assert load_file("./sub/../d.json").records[0].doc_id == "d.json"
+    assert load_file(tmp_path / "d.json").records[0].doc_id == str(tmp_path / "d.json")
+    bad = write(tmp_path, "bad.json", json.dumps([{"passage": "A.", "doc_id": ""},
+                                                  {"passage": "B.", "doc_id": ["x"]},
+                                                  {"passage": "C."}]))
+    report = load_file(bad)
+    assert [p.what for p in report.problems] == [
+        '"doc_id" must be a non-empty string (or an integer)'] * 2
+    assert [r.text for r in report.records] == ["C."]
 
 
 def test_malformed_rows_and_triplets_are_skipped_with_place(tmp_path: Path) -> None:

@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 from conftest import BERNOULLI, CountingEmbedder, need
 
-from hopgraph.identity import entity_id, passage_id, relation_id
+from hopgraph.identity import content_key, entity_id, passage_id, relation_id
+from hopgraph.ingest.loaders import source_doc_id
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
@@ -53,8 +54,9 @@ def test_second_file_links_shared_entities_and_passages(open_graph, tmp_path: Pa
     rid = relation_id("Leonhard Euler", "studied under", "Johann Bernoulli")
     stored = rag.store.get(rag.store.relations, [rid], ["passage_ids"])[0]["passage_ids"]
     assert sorted(stored) == sorted([
-        passage_id("Leonhard Euler studied under Johann Bernoulli."),
-        passage_id("leonhard Euler was born in Basel. He studied under Johann Bernoulli."),
+        passage_id("Leonhard Euler studied under Johann Bernoulli.", source_doc_id(first)),
+        passage_id("leonhard Euler was born in Basel. He studied under Johann Bernoulli.",
+                   source_doc_id(second)),
     ])
     euler = rag.graph.entity_index[entity_id("Leonhard Euler")]
     assert rag.graph.entity_names[euler] == "Leonhard Euler"  # first surface form kept
@@ -95,12 +97,12 @@ def test_python_dicts_and_bad_rows(open_graph) -> None:
     rag = open_graph()
     summary = rag.add([
         {"passage": "Alpha is near Beta.", "triplets": [["Alpha", "is near", "Beta"]],
-         "id": "doc-a", "metadata": {"source": "unit"}},
+         "doc_id": "doc-a", "id": 7, "metadata": {"source": "unit"}},
     ])
     assert summary.passages_added == 1
-    row = rag.store.get(rag.store.passages, [passage_id("Alpha is near Beta.")],
+    row = rag.store.get(rag.store.passages, [passage_id("Alpha is near Beta.", "doc-a")],
                         ["doc_id", "metadata"])[0]
-    assert row["doc_id"] == "doc-a" and row["metadata"] == {"source": "unit"}
+    assert row["doc_id"] == "doc-a" and row["metadata"] == {"source": "unit", "id": 7}
 
 
 def test_bad_python_items_are_skipped_and_reported(open_graph) -> None:
@@ -197,7 +199,7 @@ def test_a_relation_found_again_in_a_later_chunk_links_both_passages(open_graph)
         1, 0, 0)
     rid = relation_id("Basel", "lies on", "Rhine")
     stored = rag.store.get(rag.store.relations, [rid], ["passage_ids"])[0]["passage_ids"]
-    expected = sorted(passage_id(r.text) for r in records)
+    expected = sorted(passage_id(r.text, content_key(r.text)) for r in records)
     assert sorted(stored) == expected
     assert sorted(rag.graph.relations[rag.graph.relation_index[rid]].passage_ids) == expected
 

@@ -11,7 +11,7 @@ from conftest import MUSIQUE, QUESTION, need
 
 from hopgraph import GraphRAG
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.identity import passage_id
+from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import load_file
 from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher, make_searcher
@@ -43,10 +43,10 @@ def test_memory_mirror_and_milvus_search_agree(bernoulli: GraphRAG) -> None:
 def musique_subset(tmp_path_factory: pytest.TempPathFactory, local_embedder) -> GraphRAG:
     """The passages (with their GPT-3.5 triplets) of the first SUBSET MuSiQue dev questions."""
     questions = json.loads(need(MUSIQUE / "questions_dev.json").read_text(encoding="utf-8"))
-    wanted = {passage_id(f"{p['title']}\n{p['paragraph_text']}")
+    wanted = {content_key(f"{p['title']}\n{p['paragraph_text']}")
               for q in questions[:SUBSET] for p in q["paragraphs"]}
     report = load_file(MUSIQUE / "openie_gpt-3.5-turbo-1106.json")
-    records = [r for r in report.records if passage_id(r.text) in wanted]
+    records = [r for r in report.records if content_key(r.text) in wanted]
     rag = GraphRAG(uri=str(tmp_path_factory.mktemp("musique") / "m.db"), graph="subset",
                    embedder=local_embedder)
     rag.add(records)

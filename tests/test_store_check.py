@@ -133,3 +133,71 @@ def test_finishing_a_write_leaves_a_later_writers_flag(open_graph) -> None:
     other.end_write(second)
     assert rag.store.incomplete is None
     other.close()
+
+
+# Replace (re-ingest of an edited file) and delete: a stop after each stage of the write.
+PRUNE_STAGES = {
+    "after the new rows": (Ingestor, "_store_entities", 1),
+    "after unlinking": ("prune", "_drop", 1),
+    "after orphan entities": ("prune", "_drop", 2),
+    "after empty relations": ("prune", "_drop", 3),
+    "before finishing": (MilvusStore, "end_write", 1),
+}
+
+
+@pytest.mark.parametrize("operation", ["replace", "delete"])
+@pytest.mark.parametrize("stage", list(PRUNE_STAGES))
+def test_replace_or_delete_stopped_at_any_stage_then_rerun_equals_a_clean_run(
+        open_graph, monkeypatch: pytest.MonkeyPatch, tmp_path, stage: str,
+        operation: str) -> None:
+    from test_documents import ROWS, edited, write
+
+    from hopgraph.ingest import prune
+    from hopgraph.ingest.loaders import source_doc_id
+
+    if operation == "delete" and owner_is_ingest(stage):
+        pytest.skip("a delete adds no rows")
+    path = write(tmp_path / "doc.jsonl", ROWS)
+    other = write(tmp_path / "other.jsonl", [ROWS[3], {
+        "passage": "Johann Bernoulli taught Euler.",
+        "triplets": [["Leonhard Euler", "studied under", "Johann Bernoulli"]]}])
+    crashed = open_graph(f"stop_{operation}")
+    crashed.add_files([path, other])
+    clean = open_graph(f"clean_{operation}")
+    if operation == "replace":
+        write(path, edited(ROWS))
+        clean.add_files([path, other])
+    else:
+        clean.add_files([other])
+
+    def run(rag) -> object:  # the command, run again after the stop
+        if operation == "replace":
+            return rag.add_files([path])
+        return rag.delete([source_doc_id(path)])
+    owner, name, at = PRUNE_STAGES[stage]
+    owner = prune if owner == "prune" else owner
+    original = getattr(owner, name)
+    calls = []
+
+    def stop(*args: object, **kwargs: object) -> object:
+        calls.append(name)
+        if len(calls) == at:
+            raise Stop(stage)
+        return original(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(owner, name, stop)
+        with pytest.raises(Stop):
+            run(crashed)
+    crashed.close()
+    reopened = open_graph(f"stop_{operation}")
+    assert reopened.store.incomplete is not None
+    run(reopened)
+    assert _rows(reopened) == _rows(clean)
+    assert check(reopened.store).problems == []
+    assert reopened.store.incomplete is None
+    assert reopened.documents() == clean.documents()
+
+
+def owner_is_ingest(stage: str) -> bool:
+    return PRUNE_STAGES[stage][0] is Ingestor

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sized
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,14 +13,17 @@ import numpy as np
 
 from hopgraph.config import Settings
 from hopgraph.embed import Embedder, make_embedder
+from hopgraph.errors import StoreError
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.ingest import Ingestor, Progress, load_file, read_row
+from hopgraph.ingest import Ingestor, Progress, load_file, prune, read_row
 from hopgraph.ingest.loaders import check_record
+from hopgraph.ingest.writer import Seen
 from hopgraph.llm import LLMClient
-from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Retrieval
+from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, Removal, Retrieval
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.search import MemorySearcher, make_searcher
 from hopgraph.store import MilvusStore, snapshot
+from hopgraph.store.milvus import PASSAGE_IDS
 from hopgraph.store.vectors import vector_files
 
 log = logging.getLogger(__name__)
@@ -86,8 +90,8 @@ class GraphRAG:
                                    ["id", "subject_id", "object_id", "text", "passage_ids"]):
             graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
                                list(row["passage_ids"]))
-        for row in self.store.scan(self.store.passages, ["id"]):  # those without relations too
-            graph.add_passage(row["id"])
+        for row in self.store.scan(self.store.passages, ["id", "doc_id"]):
+            graph.add_passage(row["id"], row["doc_id"])  # those without relations too
         return graph
 
     @staticmethod
@@ -143,65 +147,139 @@ class GraphRAG:
         self._save_snapshot(self.graph, self._loaded_writes)
 
     def add(self, items: Iterable[PassageRecord | dict[str, Any]],
-            progress: Progress | None = None) -> IngestSummary:
-        """Ingest `PassageRecord`s or dicts {"passage", "triplets", "id"?, "metadata"?}.
+            progress: Progress | None = None, doc_id: str | None = None,
+            append: bool = False) -> IngestSummary:
+        """Ingest `PassageRecord`s or dicts {"passage", "triplets", "doc_id"?, "id"?,
+        "metadata"?}.
 
-        `items` is consumed as a stream (a generator works), chunk by chunk: memory follows
-        the chunk, not the input.
+        An item's document is its own `doc_id`, else `doc_id`, else the item alone (its
+        content key: adding the same text again changes nothing). A document already stored
+        is replaced by what `items` say of it (unless `append`); if any item was skipped as
+        malformed, nothing is pruned. `items` is consumed as a stream (a generator works),
+        chunk by chunk: memory follows the chunk, not the input.
         """
         report = LoadReport(path="items")
 
         def checked() -> Iterator[PassageRecord]:
             for i, item in enumerate(items):
                 if isinstance(item, PassageRecord):
+                    if item.doc_id is None and doc_id is not None:
+                        item = replace(item, doc_id=str(doc_id))
                     if check_record(item, f"item {i}", report):
                         yield item
                     continue
                 # The same checks as a file row: bad items are skipped and reported.
                 before = len(report.records)
-                read_row(item, f"item {i}", report)
+                read_row(item, f"item {i}", report, None if doc_id is None else str(doc_id))
                 yield from report.records[before:]
                 del report.records[before:]
 
-        return self._ingest(checked(), [report], progress, total=_length(items))
+        return self._ingest(checked(), [report], progress, total=_length(items),
+                            append=append)
 
-    def add_files(self, paths: Iterable[str | Path], progress: Progress | None = None
-                  ) -> IngestSummary:
-        """Ingest input files; malformed rows are skipped and reported in the summary."""
-        return self.add_reports([load_file(path) for path in paths], progress)
+    def add_files(self, paths: Iterable[str | Path], progress: Progress | None = None,
+                  append: bool = False) -> IngestSummary:
+        """Ingest input files; malformed rows are skipped and reported in the summary. Each
+        file is a document (`source_doc_id`) unless its rows name theirs (`"doc_id"`); a
+        stored document is replaced by its new content unless `append`."""
+        return self.add_reports([load_file(path) for path in paths], progress, append)
 
-    def add_reports(self, reports: list[LoadReport], progress: Progress | None = None
-                    ) -> IngestSummary:
-        """Ingest the records of loader or extractor reports; their problems join the summary."""
+    def add_reports(self, reports: list[LoadReport], progress: Progress | None = None,
+                    append: bool = False) -> IngestSummary:
+        """Ingest the records of loader or extractor reports; their problems join the summary.
+        Documents of a report with skipped rows are not pruned (their old passages stay)."""
         records = [record for report in reports for record in report.records]
-        return self._ingest(records, reports, progress, total=len(records))
+        return self._ingest(records, reports, progress, total=len(records), append=append)
 
     def _ingest(self, records: Iterable[PassageRecord], reports: list[LoadReport],
-                progress: Progress | None, total: int) -> IngestSummary:
+                progress: Progress | None, total: int, append: bool) -> IngestSummary:
+        started = time.perf_counter()
         self.store.ensure_all_loaded()
-        # Bump the write counter first: a crash below leaves the snapshot behind, not wrong.
-        before, after = self.store.begin_write()
-        sink = self._append_vectors if self._vectors_current() else None
+        self._check_layout()
+        write = _Write(self.store)
+        vectors_ok = self._vectors_current()
+        sink = self._append_vectors if vectors_ok else None
+        ingestor = Ingestor(self.store, self.graph, self.embedder, vector_sink=sink,
+                            begin=write.begin)
         try:
-            summary = Ingestor(self.store, self.graph, self.embedder, vector_sink=sink
-                               ).ingest(records, progress, total=total)
+            summary = ingestor.ingest(records, progress, total=total)
+            if not append:
+                held = _held_documents(reports, ingestor.seen.docs)
+                summary.problems.extend(held)
+                prune = sorted(ingestor.seen.docs - {p.where for p in held})
+                summary.count_removal(self._prune(prune, ingestor.seen, write, vectors_ok))
         finally:
-            self._retriever = None  # the graph may have grown, even if the write failed
+            self._retriever = None  # the graph may have changed, even if the write failed
+        summary.include(reports)
+        self._finish(write, vectors_ok)
+        summary.seconds = time.perf_counter() - started
+        return summary
+
+    def documents(self) -> dict[str, int]:
+        """Every stored document and its passage count, by document id."""
+        return self.graph.documents()
+
+    def delete(self, doc_ids: str | Iterable[str]) -> Removal:
+        """Delete documents with everything only they hold: their passages, relations left
+        without a passage, entities left without a relation (shared ones stay). Ids not
+        stored are listed in `missing`; deleting them again is a no-op."""
+        ids = [doc_ids] if isinstance(doc_ids, str) else list(dict.fromkeys(doc_ids))
+        started = time.perf_counter()
+        stored = self.graph.documents()
+        self.store.ensure_all_loaded()
+        write = _Write(self.store)
+        vectors_ok = self._vectors_current()
+        try:
+            removal = self._prune([d for d in ids if d in stored], None, write, vectors_ok)
+        finally:
+            self._retriever = None
+        removal.missing = [d for d in ids if d not in stored]
+        self._finish(write, vectors_ok)
+        removal.seconds = time.perf_counter() - started
+        return removal
+
+    def _prune(self, documents: list[str], seen: Seen | None, write: _Write,
+               vectors_ok: bool) -> Removal:
+        """Remove what `documents` no longer hold, in Milvus, the graph and the vector files."""
+        todo = prune.plan(self.graph, documents, seen)
+        self.graph, masks, removal = prune.apply(self.store, self.graph, todo, write.begin)
+        for kind, mask in masks.items():  # the vector files follow graph order: compact them
+            if not (vectors_ok and self.vector_files[kind].keep(mask)):
+                self.vector_files[kind].discard()
+        return removal
+
+    def _finish(self, write: _Write, vectors_ok: bool) -> None:
+        """After a write: trust the vector files only if they hold the graph's rows; if
+        anything was written, flush, mark the write finished and snapshot the graph."""
         sizes = self._sizes(self.graph)
         for kind, file in self.vector_files.items():
-            current = sink is not None and file.rows() == sizes[kind]
+            current = vectors_ok and file.rows() == sizes[kind]
             self._vector_rows[kind] = sizes[kind] if current else -1
             if not current:
                 file.discard()
-        summary.include(reports)
+        if write.after is None:  # nothing written: the snapshot stays current
+            return
         self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
-        self.store.end_write(after)
-        if before == self._loaded_writes:  # no other process wrote since we loaded
-            self._save_snapshot(self.graph, after)
-            self._loaded_writes = after
+        self.store.end_write(write.after)
+        if write.before == self._loaded_writes:  # no other process wrote since we loaded
+            self._save_snapshot(self.graph, write.after)
+            self._loaded_writes = write.after
         else:  # our graph misses another writer's rows: never snapshot it
             self._loaded_writes = -1
-        return summary
+
+    def _check_layout(self) -> None:
+        """Refuse to write into a graph whose passage ids predate documents (they would
+        never match the new ones: every passage would be stored twice)."""
+        if self.store.meta.get("passage_ids") == PASSAGE_IDS:
+            return
+        if not self.graph.passage_ids:  # nothing stored yet: simply mark it current
+            self.store.set_meta(passage_ids=PASSAGE_IDS)
+            return
+        raise StoreError(
+            f"graph {self.store.graph!r} at {self.store.uri} was built by an older hopgraph "
+            "whose passage ids do not include the document", fix="ingest into a new graph "
+            "(--graph NAME), e.g. `hopgraph export --format jsonl --out old.jsonl` here and "
+            "`hopgraph ingest old.jsonl --graph NAME`")
 
     def retrieve(self, question: str, top_k: int = 5, degree: int = 1,
                  entities: list[str] | None = None, method: str = "default") -> Retrieval:
@@ -238,6 +316,38 @@ class GraphRAG:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Write:
+    """One write to the graph, begun (the write counter bumped, the graph flagged as being
+    written) just before its first row changes, so a run that changes nothing writes
+    nothing; begun at once when the graph is flagged incomplete, so finishing clears it."""
+
+    def __init__(self, store: MilvusStore) -> None:
+        self.store = store
+        self.before: int | None = None
+        self.after: int | None = None
+        if store.incomplete:
+            self.begin()
+
+    def begin(self) -> None:
+        """Start the write, once."""
+        if self.after is None:
+            self.before, self.after = self.store.begin_write()
+
+
+def _held_documents(reports: list[LoadReport], stored: set[str]) -> list[Problem]:
+    """Stored documents of sources with skipped rows: not pruned (a row that failed to load,
+    or an LLM call that failed, must not delete what the document held), one problem each."""
+    held: dict[str, str] = {}
+    for report in reports:
+        if report.rows_skipped:
+            for record in report.records:
+                if record.doc_id in stored:
+                    held.setdefault(record.doc_id, report.path)
+    return [Problem(doc, f"not pruned: {source} had skipped rows, so passages no longer in "
+                    "this document were kept (fix the rows and ingest again)")
+            for doc, source in sorted(held.items())]
 
 
 def _length(items: Iterable[Any]) -> int:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from hopgraph.errors import InputError, UsageError
-from hopgraph.identity import passage_id
+from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import read_text
 
 log = logging.getLogger(__name__)
@@ -21,7 +21,8 @@ EVAL_METHODS = ("naive", "naive_lexical", "seed", "default")
 
 @dataclass
 class Question:
-    """A benchmark question and the ids of its gold (supporting) passages."""
+    """A benchmark question and the content keys (`identity.content_key`) of its gold
+    (supporting) passages: retrieved passages are matched by text, whatever their document."""
 
     text: str
     gold: set[str]
@@ -66,7 +67,7 @@ def load_questions(questions_path: Path, corpus_path: Path) -> list[Question]:
     """Questions with gold passage ids, checked against the corpus (title + "\\n" + text)."""
     corpus = _read_json(corpus_path)
     try:
-        corpus_ids = {passage_id(f"{d['title']}\n{d['text']}") for d in corpus}
+        corpus_ids = {content_key(f"{d['title']}\n{d['text']}") for d in corpus}
     except (KeyError, TypeError) as exc:
         raise InputError(f"expected a list of {{\"title\", \"text\"}} objects ({exc!r})",
                          where=str(corpus_path)) from None
@@ -74,7 +75,7 @@ def load_questions(questions_path: Path, corpus_path: Path) -> list[Question]:
     questions: list[Question] = []
     for i, item in enumerate(raw):
         try:
-            gold = {passage_id(f"{p['title']}\n{p['paragraph_text']}")
+            gold = {content_key(f"{p['title']}\n{p['paragraph_text']}")
                     for p in item["paragraphs"] if p.get("is_supporting")}
             text = item["question"]
         except (KeyError, TypeError, AttributeError) as exc:

@@ -72,7 +72,8 @@ def triples(store: MilvusStore, names: dict[str, str], report: ExportReport
 
 
 def export_jsonl(store: MilvusStore, out: IO[str]) -> ExportReport:
-    """One row per passage, in the input format: {"passage", "triplets", "id"?, "metadata"}.
+    """One row per passage, in the input format: {"passage", "triplets", "doc_id", "metadata"?}
+    (the document keeps every passage's id the same when the file is ingested again).
 
     Ingesting the file into an empty graph gives the same passages, entities and relations.
     """
@@ -86,9 +87,8 @@ def export_jsonl(store: MilvusStore, out: IO[str]) -> ExportReport:
             by_passage[pid].append([names[triple.subject], triple.predicate,
                                     names[triple.object]])
     for row in store.scan(store.passages, ["id", "text", "doc_id", "metadata"]):
-        item: dict[str, Any] = {"passage": row["text"], "triplets": by_passage.get(row["id"], [])}
-        if row.get("doc_id") and row["doc_id"] != row["id"]:
-            item["id"] = row["doc_id"]
+        item: dict[str, Any] = {"passage": row["text"], "triplets": by_passage.get(row["id"], []),
+                                "doc_id": row["doc_id"]}
         if row.get("metadata"):
             item["metadata"] = row["metadata"]
         out.write(json.dumps(item, ensure_ascii=False) + "\n")

@@ -6,7 +6,7 @@ CSR row into one table of passage ids; `graph.relations[r]` builds a small `Rela
 view only when asked. Built from the snapshot or from the stored relations when a graph is
 opened. Expansion walks outward from the seeds through the sparse incidence matrix, so its
 cost follows the subgraph it touches; it yields exactly the candidate set of the matrix-power
-formulation (see `MatrixPowers`).
+formulation (see `graph_reference.MatrixPowers`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import overload
 import numpy as np
 from scipy import sparse
 
+from hopgraph.columns import Ints, csr_rows, neighbours, sorted_unique
 from hopgraph.errors import UsageError
 
 
@@ -49,31 +50,6 @@ class Expansion:
         for found, hop in self.marked:
             first_hop[found] = np.minimum(first_hop[found], hop)
         return first_hop[self.relations]
-
-
-class _Ints:
-    """An int64 array that grows by appending (capacity doubles), viewed as numpy."""
-
-    def __init__(self, values: np.ndarray | None = None) -> None:
-        self._data = np.zeros(16, dtype=np.int64) if values is None else np.array(
-            values, dtype=np.int64)
-        self.size = 0 if values is None else len(self._data)
-
-    def append(self, value: int) -> None:
-        if self.size == len(self._data):
-            grown = np.zeros(max(16, 2 * self.size), dtype=np.int64)
-            grown[: self.size] = self._data[: self.size]
-            self._data = grown
-        self._data[self.size] = value
-        self.size += 1
-
-    def extend(self, values: Sequence[int]) -> None:
-        for value in values:
-            self.append(value)
-
-    @property
-    def values(self) -> np.ndarray:
-        return self._data[: self.size]
 
 
 class Relations(Sequence[RelationInfo]):
@@ -115,10 +91,13 @@ class KnowledgeGraph:
         self.relation_index: dict[str, int] = {}
         self.passage_ids: list[str] = []  # every stored passage (vector files use this order)
         self.passage_index: dict[str, int] = {}
-        self._subjects = _Ints()
-        self._objects = _Ints()
-        self._p_indptr = _Ints(np.zeros(1, dtype=np.int64))  # relation r's passages: CSR
-        self._p_index = _Ints()
+        self.doc_ids: list[str] = []  # the documents passages belong to (`passage_docs`)
+        self.doc_index: dict[str, int] = {}
+        self._passage_doc = Ints()  # passage i's document index (-1: not known yet)
+        self._subjects = Ints()
+        self._objects = Ints()
+        self._p_indptr = Ints(np.zeros(1, dtype=np.int64))  # relation r's passages: CSR
+        self._p_index = Ints()
         self._p_changed: dict[int, np.ndarray] = {}  # rows replaced since the CSR was built
         self.relations = Relations(self)
         self._incidence: sparse.csr_matrix | None = None
@@ -130,9 +109,18 @@ class KnowledgeGraph:
         cls, entity_ids: list[str], entity_names: list[str], relation_ids: list[str],
         relation_texts: list[str], subjects: np.ndarray, objects: np.ndarray,
         passage_ids: list[str], passage_indptr: np.ndarray, passage_index: np.ndarray,
+        doc_ids: list[str] | None = None, passage_doc: np.ndarray | None = None,
     ) -> KnowledgeGraph:
-        """A graph from its columns (as `arrays()` gives them); ValueError if inconsistent."""
+        """A graph from its columns (as `arrays()` gives them); ValueError if inconsistent.
+        Without `doc_ids`/`passage_doc` no passage's document is known."""
         n_ent, n_rel = len(entity_ids), len(relation_ids)
+        doc_ids = list(doc_ids or [])
+        if passage_doc is None:
+            passage_doc = np.full(len(passage_ids), -1, dtype=np.int64)
+        if len(passage_doc) != len(passage_ids) or (
+                len(passage_doc) and (passage_doc.min() < -1
+                                      or passage_doc.max() >= len(doc_ids))):
+            raise ValueError("passage documents out of range")
         if not (len(entity_names) == n_ent and len(relation_texts) == n_rel
                 and len(subjects) == len(objects) == n_rel and len(passage_indptr) == n_rel + 1
                 and passage_indptr[0] == 0 and passage_indptr[-1] == len(passage_index)):
@@ -150,11 +138,14 @@ class KnowledgeGraph:
         graph.entity_index = dict(zip(graph.entity_ids, range(n_ent), strict=True))
         graph.relation_index = dict(zip(graph.relation_ids, range(n_rel), strict=True))
         graph.passage_index = dict(zip(graph.passage_ids, range(len(passage_ids)), strict=True))
-        if (len(graph.entity_index), len(graph.relation_index), len(graph.passage_index)) != (
-                n_ent, n_rel, len(passage_ids)):
+        graph.doc_ids = doc_ids
+        graph.doc_index = dict(zip(doc_ids, range(len(doc_ids)), strict=True))
+        if (len(graph.entity_index), len(graph.relation_index), len(graph.passage_index),
+                len(graph.doc_index)) != (n_ent, n_rel, len(passage_ids), len(doc_ids)):
             raise ValueError("duplicate ids in graph arrays")
-        graph._subjects, graph._objects = _Ints(subjects), _Ints(objects)
-        graph._p_indptr, graph._p_index = _Ints(passage_indptr), _Ints(passage_index)
+        graph._passage_doc = Ints(passage_doc)
+        graph._subjects, graph._objects = Ints(subjects), Ints(objects)
+        graph._p_indptr, graph._p_index = Ints(passage_indptr), Ints(passage_index)
         return graph
 
     def arrays(self) -> dict[str, np.ndarray]:
@@ -163,7 +154,8 @@ class KnowledgeGraph:
         self._fold()
         return {"subject": self.subjects.copy(), "object": self.objects.copy(),
                 "passage_indptr": self._p_indptr.values.copy(),
-                "passage_index": self._p_index.values.copy()}
+                "passage_index": self._p_index.values.copy(),
+                "passage_doc": self._passage_doc.values.copy()}
 
     def _fold(self) -> None:
         """Write the passage rows replaced since the CSR was built into it (one pass)."""
@@ -177,8 +169,8 @@ class KnowledgeGraph:
             lengths[r] = len(self._p_changed[r])
             start = r + 1
         pieces.append(index[indptr[start]:indptr[-1]])
-        self._p_indptr = _Ints(np.concatenate([[0], np.cumsum(lengths)]))
-        self._p_index = _Ints(np.concatenate(pieces))
+        self._p_indptr = Ints(np.concatenate([[0], np.cumsum(lengths)]))
+        self._p_index = Ints(np.concatenate(pieces))
         self._p_changed.clear()
 
     # --- building --------------------------------------------------------------------------
@@ -194,12 +186,20 @@ class KnowledgeGraph:
             self._incidence = self._incidence_t = None
         return index
 
-    def add_passage(self, passage_id: str) -> int:
-        """Register a passage (idempotent); returns its index in `passage_ids`."""
+    def add_passage(self, passage_id: str, doc_id: str | None = None) -> int:
+        """Register a passage (idempotent) and, when given, its document; returns its index
+        in `passage_ids`."""
         index = self.passage_index.get(passage_id)
         if index is None:
             index = self.passage_index[passage_id] = len(self.passage_ids)
             self.passage_ids.append(passage_id)
+            self._passage_doc.append(-1)
+        if doc_id is not None:
+            doc = self.doc_index.get(doc_id)
+            if doc is None:
+                doc = self.doc_index[doc_id] = len(self.doc_ids)
+                self.doc_ids.append(doc_id)
+            self._passage_doc.values[index] = doc
         return index
 
     def add_relation(
@@ -229,6 +229,73 @@ class KnowledgeGraph:
     def set_entity_name(self, entity_id: str, name: str) -> None:
         """Give an entity its display name (loaded separately from its relations)."""
         self.entity_names[self.add_entity(entity_id, name)] = name
+
+    # --- documents ---------------------------------------------------------------------------
+
+    def documents(self) -> dict[str, int]:
+        """Passage count of every document that has passages, by document id."""
+        docs = self._passage_doc.values
+        counts = np.bincount(docs[docs >= 0], minlength=len(self.doc_ids))
+        return {self.doc_ids[i]: int(n) for i, n in enumerate(counts.tolist()) if n}
+
+    def doc_of(self, passage: int) -> str | None:
+        """The document of passage `passage` (an index), if known."""
+        doc = int(self._passage_doc.values[passage])
+        return self.doc_ids[doc] if doc >= 0 else None
+
+    def passages_in(self, doc_ids: list[str]) -> np.ndarray:
+        """Indices of the passages of these documents (unknown ids have none), sorted."""
+        wanted = [self.doc_index[d] for d in doc_ids if d in self.doc_index]
+        return np.flatnonzero(np.isin(self._passage_doc.values, wanted)).astype(np.int64)
+
+    def citing(self, passages: np.ndarray) -> np.ndarray:
+        """Relations whose passage list holds any of `passages` (indices), sorted."""
+        self._fold()
+        marks = np.zeros(len(self.passage_ids), dtype=bool)
+        marks[passages] = True
+        indptr, index = self._p_indptr.values, self._p_index.values
+        positions = np.flatnonzero(marks[index])
+        return np.unique(np.searchsorted(indptr, positions, side="right") - 1).astype(np.int64)
+
+    def without(self, relations: np.ndarray, entities: np.ndarray, passages: np.ndarray
+                ) -> tuple[KnowledgeGraph, dict[str, np.ndarray]]:
+        """This graph less the given relations, entities and passages (indices), renumbered
+        in the same order, and for each kind the mask of rows kept (for the vector files,
+        which follow graph order). A removed passage leaves every relation's list; a kept
+        relation must not lose an entity (ValueError)."""
+        self._fold()
+        keep = {}
+        for kind, size, gone in (("relations", len(self.relation_ids), relations),
+                                 ("entities", len(self.entity_ids), entities),
+                                 ("passages", len(self.passage_ids), passages)):
+            mask = np.ones(size, dtype=bool)
+            mask[np.asarray(gone, dtype=np.int64)] = False
+            keep[kind] = mask
+        keep_r, keep_e, keep_p = keep["relations"], keep["entities"], keep["passages"]
+        subjects, objects = self.subjects[keep_r], self.objects[keep_r]
+        if not (keep_e[subjects].all() and keep_e[objects].all()):
+            raise ValueError("a kept relation would lose its entity")
+        renumber_e, renumber_p = np.cumsum(keep_e) - 1, np.cumsum(keep_p) - 1
+        indptr, index = self._p_indptr.values, self._p_index.values
+        row_of = np.repeat(np.arange(len(self.relation_ids)), np.diff(indptr))
+        links = keep_r[row_of] & keep_p[index]
+        lengths = np.bincount(row_of[links], minlength=len(self.relation_ids))[keep_r]
+        docs = self._passage_doc.values[keep_p]
+        used = np.unique(docs[docs >= 0])
+        renumber_d = np.full(len(self.doc_ids) + 1, -1, dtype=np.int64)  # [-1] stays -1
+        renumber_d[used] = np.arange(len(used))
+
+        def kept(values: list[str], mask: np.ndarray) -> list[str]:
+            return [v for v, k in zip(values, mask.tolist(), strict=True) if k]
+
+        graph = KnowledgeGraph.from_arrays(
+            kept(self.entity_ids, keep_e), kept(self.entity_names, keep_e),
+            kept(self.relation_ids, keep_r), kept(self.relation_texts, keep_r),
+            renumber_e[subjects], renumber_e[objects], kept(self.passage_ids, keep_p),
+            np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+            renumber_p[index[links]], [self.doc_ids[d] for d in used.tolist()],
+            renumber_d[docs])
+        return graph, keep
 
     # --- columns -----------------------------------------------------------------------------
 
@@ -282,11 +349,11 @@ class KnowledgeGraph:
 
     def relations_of(self, entities: np.ndarray) -> np.ndarray:
         """Relations incident to any of `entities` (sorted, unique)."""
-        return _neighbours(self.incidence, entities)
+        return neighbours(self.incidence, entities)
 
     def entities_of(self, relations: np.ndarray) -> np.ndarray:
         """Subjects and objects of `relations` (sorted, unique)."""
-        return _neighbours(self.incidence_t, relations)
+        return neighbours(self.incidence_t, relations)
 
     def passages_of_entity(self, entity: int) -> frozenset[str]:
         """Ids of the passages any relation of `entity` came from (cached)."""
@@ -297,7 +364,7 @@ class KnowledgeGraph:
                 picked = [self.passage_indices(r) for r in rels.tolist()]
                 flat = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
             else:
-                flat = _csr_rows(self._p_indptr.values, self._p_index.values, rels)
+                flat = csr_rows(self._p_indptr.values, self._p_index.values, rels)
             found = frozenset(self.passage_ids[i] for i in np.unique(flat).tolist())
             self._entity_passages[entity] = found
         return found
@@ -321,72 +388,6 @@ class KnowledgeGraph:
         for hop in range(1, degree + 1):
             rels = self.relations_of(self.entities_of(rels))
             marked.append((rels, hop))
-        candidates = _sorted_unique(np.concatenate([from_entities, rels]),
+        candidates = sorted_unique(np.concatenate([from_entities, rels]),
                                     len(self.relation_ids))
         return Expansion(candidates, marked, len(self.relation_ids))
-
-
-def _csr_rows(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The column indices of CSR rows `rows`, concatenated (no Python loop per row)."""
-    rows = np.asarray(rows, dtype=np.int64)
-    starts, ends = indptr[rows], indptr[rows + 1]
-    lengths = ends - starts
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    # Position k of the output reads indices[starts[row] + (k - first output of row)].
-    offsets = np.repeat(starts - np.concatenate([[0], np.cumsum(lengths)[:-1]]), lengths)
-    return np.asarray(indices[np.arange(total, dtype=np.int64) + offsets], dtype=np.int64)
-
-
-def _neighbours(matrix: sparse.csr_matrix, rows: np.ndarray) -> np.ndarray:
-    rows = np.asarray(rows, dtype=np.int64)
-    if rows.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    return _sorted_unique(_csr_rows(matrix.indptr, matrix.indices, rows), matrix.shape[1])
-
-
-def _sorted_unique(values: np.ndarray, bound: int) -> np.ndarray:
-    """`np.unique(values)` for integers in [0, bound): by a mark array when `values` is large
-    (on hub-heavy graphs one hop can reach most of the graph), else by sorting."""
-    if len(values) * 16 < bound:
-        return np.unique(values).astype(np.int64)
-    marks = np.zeros(bound, dtype=bool)
-    marks[values] = True
-    return np.flatnonzero(marks).astype(np.int64)
-
-
-class MatrixPowers:
-    """Reference: expansion with whole-graph adjacency matrices. Slow; for tests and checks.
-
-    Candidates are the nonzero columns of the seed rows of (A·Aᵀ)^d · A and (Aᵀ·A)^d. The two
-    adjacency matrices are built once; only the seed rows of each power are formed (row vector
-    times matrix, d times): the same numbers, without a dense power of a hub-heavy graph.
-    """
-
-    def __init__(self, incidence: sparse.csr_matrix) -> None:
-        self.a = _binary(incidence.astype(np.float64))
-        self.entity_adj = _binary(self.a @ self.a.T)
-        self.relation_adj = _binary(self.a.T @ self.a)
-
-    def expand(self, seed_entities: list[int], seed_relations: list[int], degree: int
-               ) -> np.ndarray:
-        """Candidate relation indices within `degree` of the seeds, sorted."""
-        found: set[int] = set()
-        if seed_entities:
-            rows = _binary(self.entity_adj[seed_entities])
-            for _ in range(degree - 1):
-                rows = _binary(rows @ self.entity_adj)
-            found.update(_binary(rows @ self.a).nonzero()[1].tolist())
-        if seed_relations:
-            rows = _binary(self.relation_adj[seed_relations])
-            for _ in range(degree - 1):
-                rows = _binary(rows @ self.relation_adj)
-            found.update(rows.nonzero()[1].tolist())
-        return np.array(sorted(found), dtype=np.int64)
-
-
-def _binary(matrix: sparse.spmatrix) -> sparse.csr_matrix:
-    matrix = sparse.csr_matrix(matrix)
-    matrix.data[:] = 1.0  # keep only the pattern; counts would overflow at high degree
-    return matrix

@@ -29,9 +29,17 @@ def relation_id(subject: str, predicate: str, obj: str) -> str:
     return _digest("r", "\x1f".join(normalize(p) for p in (subject, predicate, obj)))
 
 
-def passage_id(text: str) -> str:
-    """Id of a passage, from its normalized text."""
+def content_key(text: str) -> str:
+    """Key of a passage's content alone (its normalized text), whatever document holds it:
+    what benchmarks match gold passages by, and a document-less passage's own document id."""
     return _digest("p", normalize(text))
+
+
+def passage_id(text: str, doc_id: str) -> str:
+    """Id of a passage: its normalized text within its document. The same text in two
+    documents is two passages (each document owns its passages: deleting one document never
+    takes another's text away)."""
+    return _digest("p", f"{doc_id}\x1f{normalize(text)}")
 
 
 def relation_text(subject: str, predicate: str, obj: str) -> str:

@@ -70,20 +70,35 @@ class LoadReport:
 
 @dataclass
 class IngestSummary:
-    """What one ingestion added, found already present, and skipped."""
+    """What one ingestion added, found already present, updated, removed and skipped."""
 
     passages_added: int = 0
     passages_present: int = 0
+    passages_updated: int = 0  # present, with new metadata or text (not re-embedded)
     entities_added: int = 0
     entities_present: int = 0
     relations_added: int = 0
     relations_present: int = 0
     relations_linked: int = 0  # present relations that gained a passage
     texts_embedded: int = 0
+    # Replacing documents already stored: what they no longer hold (see `Removal`).
+    documents_replaced: int = 0
+    passages_removed: int = 0
+    relations_removed: int = 0
+    relations_unlinked: int = 0
+    entities_removed: int = 0
     rows_skipped: int = 0
     triplets_skipped: int = 0
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
+
+    def count_removal(self, removal: Removal) -> None:
+        """Add what pruning replaced documents removed."""
+        self.documents_replaced += len(removal.documents)
+        self.passages_removed += removal.passages
+        self.relations_removed += removal.relations
+        self.relations_unlinked += removal.relations_unlinked
+        self.entities_removed += removal.entities
 
     def include(self, reports: list[LoadReport]) -> None:
         """Count the loading problems of `reports` in, before those met while storing."""
@@ -96,6 +111,25 @@ class IngestSummary:
         out: dict[str, object] = {k: v for k, v in self.__dict__.items() if k != "problems"}
         out["problems"] = [str(p) for p in self.problems]
         return out
+
+
+@dataclass
+class Removal:
+    """What deleting documents (or pruning replaced ones) removed: passages, relations left
+    without passages, entities left without relations, and relations that only lost some
+    passages; `missing` are asked-for documents that were not stored."""
+
+    documents: list[str] = field(default_factory=list)
+    passages: int = 0
+    relations: int = 0
+    relations_unlinked: int = 0
+    entities: int = 0
+    missing: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain-JSON view."""
+        return asdict(self)
 
 
 # --- search and retrieval ------------------------------------------------------------------

@@ -1,8 +1,9 @@
-"""The `hopgraph` command line: ingest, query, ask, stats, drop, demo, eval.
+"""The `hopgraph` command line: ingest, query, ask, docs, delete, stats, check, export, drop,
+demo, eval.
 
-One module per command family (ingest, query, admin, bench); this one builds the parser and
-turns hopgraph's errors into exit codes: 1 for a `HopgraphError`, 2 for a `UsageError` (and for
-argparse's own usage errors).
+One module per command family (ingest, query, documents, admin, bench); this one builds the
+parser and turns hopgraph's errors into exit codes: 1 for a `HopgraphError`, 2 for a
+`UsageError` (and for argparse's own usage errors).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import argparse
 import logging
 import sys
 
-from hopgraph.cli import admin, bench, ingest, query
+from hopgraph.cli import admin, bench, documents, ingest, query
 from hopgraph.errors import HopgraphError, UsageError
 
 __all__ = ["build_parser", "main"]
@@ -42,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     ingest.add_parser(sub, [common, llm_options])
     query.add_parsers(sub, [common, llm_options])
     admin.add_parsers(sub, [common])
+    documents.add_parsers(sub, [common])
     bench.add_parser(sub, [common])
     return parser
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from hopgraph.api import GraphRAG
 from hopgraph.cli.common import Bars
+from hopgraph.identity import content_key
 from hopgraph.retrieve import OFFLINE_METHODS
 
 
@@ -46,7 +47,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                 rag.retrieve(questions[0].text, top_k=5, degree=args.degree, method=method)
             scores = {
                 method: score_method(
-                    lambda q, m=method: [p.id for p in rag.retrieve(
+                    lambda q, m=method: [content_key(p.text) for p in rag.retrieve(
                         q, top_k=5, degree=args.degree, method=m).passages],
                     questions,
                 )

@@ -63,9 +63,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     with open_graph(args) as rag:
         bars = None if args.quiet else Bars()
         if extracted is not None:
-            summary = rag.add_reports(extracted, progress=bars)
+            summary = rag.add_reports(extracted, progress=bars, append=args.append)
         else:
-            summary = rag.add_files(args.files, progress=bars)
+            summary = rag.add_files(args.files, progress=bars, append=args.append)
     if args.json:
         print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
     else:
@@ -85,7 +85,14 @@ def print_summary(summary: IngestSummary, show_problems: int) -> None:
         f"entities:  {summary.entities_added} added, {summary.entities_present} already present\n"
         f"relations: {summary.relations_added} added, {summary.relations_present} already "
         f"present ({summary.relations_linked} linked to new passages)\n"
-        f"skipped:   {summary.rows_skipped} malformed rows, "
+        + (f"removed:   {summary.passages_removed} passages, {summary.relations_removed} "
+           f"relations, {summary.entities_removed} entities no longer in "
+           f"{summary.documents_replaced} replaced documents "
+           f"({summary.relations_unlinked} relations kept with fewer passages)\n"
+           if summary.documents_replaced else "")
+        + (f"updated:   {summary.passages_updated} passages (metadata or text case)\n"
+           if summary.passages_updated else "")
+        + f"skipped:   {summary.rows_skipped} malformed rows, "
         f"{summary.triplets_skipped} malformed triplets\n"
         f"embedded:  {summary.texts_embedded} texts in {summary.seconds:.1f}s"
     )
@@ -104,6 +111,9 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    help="with --extract: print chunks and estimated tokens, call nothing")
     p.add_argument("--chunk-tokens", type=int, default=512, help="chunk size (512)")
     p.add_argument("--overlap-tokens", type=int, default=64, help="chunk overlap (64)")
+    p.add_argument("--append", action="store_true",
+                   help="keep the stored passages of documents ingested again (default: "
+                        "replace them: passages no longer in a document are removed)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.add_argument("--show-problems", type=int, default=10, metavar="N",

@@ -2,7 +2,8 @@
 
 loaders (JSON / JSONL / HippoRAG OpenIE files) and triplets (their validation); documents
 (raw .txt/.md/.pdf, chunking) and llm_extractor (chunks → triplets by an LLM); writer (records
-→ only the new rows, embedded and stored).
+→ only the new rows, embedded and stored); prune (what replaced or deleted documents no
+longer hold, removed in a crash-safe order).
 """
 
 from hopgraph.ingest.loaders import load_file, read_row

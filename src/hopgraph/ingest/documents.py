@@ -45,7 +45,7 @@ class Chunk:
 
     @property
     def id(self) -> str:
-        """'<doc path>#<index>': the passage id and the place named in problem reports."""
+        """'<doc path>#<index>': the place named in problem reports."""
         return f"{self.doc}#{self.index}"
 
 

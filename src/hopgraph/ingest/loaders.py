@@ -7,6 +7,7 @@ unreadable or wholly unrecognizable file is an error.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,15 +16,25 @@ from hopgraph.errors import InputError
 from hopgraph.ingest.triplets import read_triplets
 from hopgraph.records import LoadReport, PassageRecord
 
-__all__ = ["InputError", "check_record", "load_file", "read_row", "read_text"]
+__all__ = ["InputError", "check_record", "load_file", "read_row", "read_text",
+           "source_doc_id"]
+
+def source_doc_id(path: str | Path) -> str:
+    """The document id of a file's rows that name none: its path as given, normalized
+    (`./a//b.json` and `a/b.json` are one document; an absolute path is another)."""
+    return os.path.normpath(str(path))
+
 
 def load_file(path: str | Path) -> LoadReport:
-    """Read one input file (format guessed from its content) into records and problems."""
+    """Read one input file (format guessed from its content) into records and problems.
+
+    A row's document is its `"doc_id"` field, else the file (`source_doc_id`)."""
+    doc_id = source_doc_id(path)
     path = Path(path)
     raw = read_text(path)
     report = LoadReport(path=str(path))
     for where, row in _rows(path, raw, report):
-        read_row(row, where, report)
+        read_row(row, where, report, doc_id)
     if not report.records and report.problems:
         first = report.problems[0]
         raise InputError(f"no valid passage found ({len(report.problems)} problems; "
@@ -86,8 +97,9 @@ def _jsonl_rows(path: Path, raw: str, report: LoadReport) -> Iterable[tuple[str,
         raise InputError("neither JSON nor JSONL (no line parses as JSON)", where=str(path))
 
 
-def read_row(row: Any, where: str, report: LoadReport) -> None:
-    """Check one input row; append its record, or its problems, to `report`.
+def read_row(row: Any, where: str, report: LoadReport, doc_id: str | None = None) -> None:
+    """Check one input row; append its record, or its problems, to `report`. The row's
+    document is its `"doc_id"` field, else `doc_id`. A row's `"id"` is kept in its metadata.
 
     Everything the store would refuse is caught here, before anything is written: a row
     that failed half way through a write would fail again on every rerun.
@@ -102,7 +114,6 @@ def read_row(row: Any, where: str, report: LoadReport) -> None:
     if "passage" in row and "extracted_triples" not in row:
         text, triplets_raw, key = row.get("passage"), row.get("triplets", []), "triplets"
         metadata = row.get("metadata", {})
-        doc_id = row.get("id")
     else:  # HippoRAG OpenIE doc: title + "\n" + text
         title, body = row.get("title"), row.get("text")
         if not isinstance(title, str) or not isinstance(body, str):
@@ -110,7 +121,7 @@ def read_row(row: Any, where: str, report: LoadReport) -> None:
             return
         text = f"{title}\n{body}" if title else body
         triplets_raw, key = row.get("extracted_triples", []), "extracted_triples"
-        metadata, doc_id = {"title": title}, None
+        metadata = {"title": title}
     if not isinstance(text, str) or not text.strip():
         report.skip_row(where, "passage text is missing or empty")
         return
@@ -124,25 +135,28 @@ def read_row(row: Any, where: str, report: LoadReport) -> None:
     if unstorable is not None:
         report.skip_row(where, unstorable)
         return
-    if doc_id is not None and not isinstance(doc_id, (str, int)):
-        report.skip_row(where, '"id" must be a string')
-        return
+    own = row.get("doc_id")
+    if own is not None:
+        if isinstance(own, bool) or not isinstance(own, (str, int)) or not str(own).strip():
+            report.skip_row(where, '"doc_id" must be a non-empty string (or an integer)')
+            return
+        doc_id = str(own)
+    label = row.get("id")
+    if label is not None and "id" not in metadata:
+        if _json_problem(label, "id") is not None:
+            report.skip_row(where, _json_problem(label, "id") or "")
+            return
+        metadata = {**metadata, "id": label}
     triplets = read_triplets(triplets_raw, where, report)
     report.records.append(
-        PassageRecord(
-            text=text,
-            triplets=triplets,
-            doc_id=str(doc_id) if doc_id is not None else None,
-            metadata=metadata,
-            source=where,
-        )
-    )
+        PassageRecord(text=text, triplets=triplets, doc_id=doc_id, metadata=metadata,
+                      source=where))
 
 
 def check_record(record: PassageRecord, where: str, report: LoadReport) -> bool:
     """The same store checks for a record built in Python; False (and reported) if it fails."""
     triplets = [[t.subject, t.predicate, t.object] for t in record.triplets]
-    fields = {"passage": record.text, "triplets": triplets, "id": record.doc_id,
+    fields = {"passage": record.text, "triplets": triplets, "doc_id": record.doc_id,
               "metadata": record.metadata}
     broken = _unencodable(fields, "record")
     problem = _surrogate(broken) if broken else _json_problem(record.metadata, "metadata")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.identity import entity_id, passage_id, relation_id, relation_text
+from hopgraph.identity import content_key, entity_id, passage_id, relation_id, relation_text
 from hopgraph.records import IngestSummary, PassageRecord, Problem
 from hopgraph.store import (
     DOC_ID_MAX,
@@ -33,6 +35,7 @@ CHUNK_PASSAGES = 500  # records per ingestion chunk: memory follows this, not th
 @dataclass
 class _Batch:
     passages: dict[str, PassageRecord] = field(default_factory=dict)
+    docs: dict[str, str] = field(default_factory=dict)  # passage id -> document id
     entity_names: dict[str, str] = field(default_factory=dict)
     relations: dict[str, tuple[str, str, str]] = field(default_factory=dict)  # s_id, o_id, text
     relation_passages: dict[str, list[str]] = field(default_factory=dict)
@@ -51,12 +54,15 @@ def _collect(records: Iterable[PassageRecord], summary: IngestSummary) -> _Batch
                 Problem(record.source, f"passage over {PASSAGE_TEXT_MAX} bytes"))
             summary.rows_skipped += 1
             continue
-        if record.doc_id is not None and _too_long(record.doc_id, DOC_ID_MAX):
-            summary.problems.append(Problem(record.source, f'"id" over {DOC_ID_MAX} bytes'))
+        doc = record.doc_id if record.doc_id is not None else content_key(record.text)
+        if _too_long(doc, DOC_ID_MAX):
+            summary.problems.append(Problem(record.source,
+                                            f"document id over {DOC_ID_MAX} bytes"))
             summary.rows_skipped += 1
             continue
-        pid = passage_id(record.text)
+        pid = passage_id(record.text, doc)
         batch.passages.setdefault(pid, record)
+        batch.docs.setdefault(pid, doc)
         for i, t in enumerate(record.triplets):
             text = relation_text(t.subject, t.predicate, t.object)
             if (_too_long(t.subject, NAME_MAX) or _too_long(t.object, NAME_MAX)
@@ -75,6 +81,11 @@ def _collect(records: Iterable[PassageRecord], summary: IngestSummary) -> _Batch
     return batch
 
 
+def _as_stored(metadata: dict[str, Any]) -> Any:
+    """Metadata as the store gives it back (JSON: tuples become lists)."""
+    return json.loads(json.dumps(metadata))
+
+
 def _capped(relation: str, passages: list[str]) -> list[str]:
     """A relation's passage links, cut to what the store's array field holds."""
     if len(passages) > PASSAGES_PER_RELATION_MAX:
@@ -90,6 +101,26 @@ class _Run:
     passages: set[str] = field(default_factory=set)
     entities: set[str] = field(default_factory=set)
     relations: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Seen:
+    """What the input says of documents that were stored before it (what `prune` keeps):
+    their passages, and which relation each of those passages states."""
+
+    docs: set[str] = field(default_factory=set)
+    passages: set[str] = field(default_factory=set)
+    links: set[tuple[str, str]] = field(default_factory=set)  # (relation id, passage id)
+
+    def note(self, batch: _Batch, stored_docs: frozenset[str]) -> None:
+        """Record the batch's passages and links that belong to stored documents."""
+        mine = {pid for pid, doc in batch.docs.items() if doc in stored_docs}
+        if not mine:
+            return
+        self.docs.update(batch.docs[pid] for pid in mine)
+        self.passages.update(mine)
+        self.links.update((rid, pid) for rid, pids in batch.relation_passages.items()
+                          for pid in pids if pid in mine)
 
 
 def chunks(records: Iterable[PassageRecord], size: int) -> Iterator[list[PassageRecord]]:
@@ -114,13 +145,19 @@ class Ingestor:
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
                  chunk_passages: int | None = None,
-                 vector_sink: VectorSink | None = None) -> None:
+                 vector_sink: VectorSink | None = None,
+                 begin: Callable[[], None] | None = None) -> None:
         self.store = store
         self.graph = graph
         self.embedder = embedder
         self.chunk_passages = chunk_passages or CHUNK_PASSAGES
         # Told the vectors of the passages, entities and relations added, in graph order.
         self.vector_sink = vector_sink
+        # Called before every write (the caller starts the graph's write once, on the first
+        # call): an ingest that finds everything stored writes nothing, not even the counter.
+        self.begin = begin or (lambda: None)
+        self.stored_docs = frozenset(graph.documents())
+        self.seen = Seen()
 
     def ingest(self, records: Iterable[PassageRecord], progress: Progress | None = None,
                total: int | None = None) -> IngestSummary:
@@ -138,6 +175,7 @@ class Ingestor:
             progress("ingest", 0, total)  # starts the clock of a one-line report
         for chunk in chunks(records, self.chunk_passages):
             batch = _collect(chunk, summary)
+            self.seen.note(batch, self.stored_docs)
             self._store_passages(batch, summary, run)
             self._store_entities(batch, summary, run)
             self._store_relations(batch, summary, run)
@@ -155,23 +193,42 @@ class Ingestor:
 
     def _store_passages(self, batch: _Batch, summary: IngestSummary, run: _Run) -> None:
         ids = [pid for pid in batch.passages if pid not in run.passages]
-        present = self.store.existing_ids(self.store.passages, ids)
-        new = [pid for pid in ids if pid not in present]
-        summary.passages_present += len(present)
+        stored = {row["id"]: row for row in self.store.get(self.store.passages, ids,
+                                                           ["id", "text", "metadata"])}
+        new = [pid for pid in ids if pid not in stored]
+        summary.passages_present += len(stored)
         summary.passages_added += len(new)
+        self._update_passages(batch, stored, summary)
         vectors = self._embed([batch.passages[pid].text for pid in new])
         summary.texts_embedded += len(new)
+        if new:
+            self.begin()
         self.store.insert(self.store.passages, (
             {"id": pid, "text": batch.passages[pid].text, "vector": vec,
-             "doc_id": batch.passages[pid].doc_id or pid,
-             "metadata": batch.passages[pid].metadata}
+             "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
             for pid, vec in zip(new, vectors, strict=True)
         ))
         for pid in new:
-            self.graph.add_passage(pid)
+            self.graph.add_passage(pid, batch.docs[pid])
         if self.vector_sink and new:
             self.vector_sink("passages", vectors)
         run.passages.update(new)
+
+    def _update_passages(self, batch: _Batch, stored: dict[str, dict[str, Any]],
+                         summary: IngestSummary) -> None:
+        """Stored passages whose text differs only where the id ignores it (case, spacing)
+        or whose metadata changed: rewritten with their stored vector, not re-embedded."""
+        changed = [pid for pid, row in stored.items()
+                   if (row["text"], row["metadata"]) != (batch.passages[pid].text,
+                                                         _as_stored(batch.passages[pid].metadata))]
+        if not changed:
+            return
+        vectors = self.store.vectors(self.store.passages, changed)
+        self.begin()
+        summary.passages_updated += self.store.upsert(self.store.passages, (
+            {"id": pid, "text": batch.passages[pid].text, "vector": vectors[pid],
+             "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
+            for pid in changed if pid in vectors))
 
     def _store_entities(self, batch: _Batch, summary: IngestSummary, run: _Run) -> None:
         ids = [eid for eid in batch.entity_names if eid not in run.entities]
@@ -185,6 +242,8 @@ class Ingestor:
         summary.entities_added += len(new)
         vectors = self._embed([batch.entity_names[eid] for eid in new])
         summary.texts_embedded += len(new)
+        if new:
+            self.begin()
         self.store.insert(self.store.entities, (
             {"id": eid, "name": batch.entity_names[eid], "vector": vec}
             for eid, vec in zip(new, vectors, strict=True)
@@ -208,6 +267,8 @@ class Ingestor:
         summary.texts_embedded += len(new)
         for rid in new:
             batch.relation_passages[rid] = _capped(rid, batch.relation_passages[rid])
+        if new:
+            self.begin()
         self.store.insert(self.store.relations, (
             {"id": rid, "subject_id": batch.relations[rid][0],
              "object_id": batch.relations[rid][1], "text": batch.relations[rid][2],
@@ -250,4 +311,6 @@ class Ingestor:
             updates.append(row)
             self.graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
                                     merged)
+        if updates:
+            self.begin()
         return self.store.upsert(self.store.relations, updates)

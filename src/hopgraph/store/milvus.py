@@ -41,6 +41,7 @@ _BATCH = 1000
 _PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
 _GRAPH_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,200}$")
 _META_ID = "graph"
+PASSAGE_IDS = "doc+text"  # the meta row's "passage_ids": how passage ids are derived
 # Reads see this client's own writes ("Session"), not necessarily another process's last
 # ones. "Strong" made every read on a Milvus 2.3 server wait ~200 ms for the cluster's time
 # tick (measured: a search 200 ms Strong vs 6 ms Session). The meta row, which carries the
@@ -182,12 +183,17 @@ class MilvusStore:
         schema.create_entities(self._client, self.entities, dim, index)
         schema.create_relations(self._client, self.relations, dim, index)
         schema.create_meta(self._client, self.meta_collection)
-        self._meta = {"embedder": embedder_name, "dim": dim, "lexical": lexical}
+        self._meta = {"embedder": embedder_name, "dim": dim, "lexical": lexical,
+                      "passage_ids": PASSAGE_IDS}
         self._client.insert(
             self.meta_collection,
             [{"id": _META_ID, "value": json.dumps(self._meta), "vector": [1.0, 0.0]}],
         )
         log.info("created graph %s at %s (lexical search: %s)", self.graph, self.uri, lexical)
+
+    def set_meta(self, **values: Any) -> None:
+        """Set keys of the graph's meta row (e.g. `passage_ids` after checking the layout)."""
+        self._put_meta({**self.meta, **values})
 
     @property
     def writes(self) -> int:
@@ -308,14 +314,10 @@ class MilvusStore:
         return 0
 
     def index_progress(self, collection: str) -> tuple[int, int]:
-        """(rows indexed, rows in total) of a collection's vector index.
-
-        Milvus builds indexes in the background after a flush; until it is done, searches
-        scan the unindexed rows.
-        """
+        """(rows indexed, rows in total) of a collection's vector index (Milvus builds
+        indexes in the background after a flush; until then searches scan unindexed rows)."""
         with self._failures(f"describing the index of {collection}"):
-            info = self._client.describe_index(collection, "vector")
-        return int(info.get("indexed_rows", 0)), int(info.get("total_rows", 0))
+            return schema.index_progress(self._client, collection)
 
     def wait_indexed(self, timeout: float = schema.WAIT_TIMEOUT_S) -> float:
         """Wait until Milvus has indexed every row of the graph (at most `timeout` s per
@@ -323,13 +325,9 @@ class MilvusStore:
         started = time.monotonic()
         with self._failures("waiting for the indexes"):
             for name in (self.entities, self.relations, self.passages):
-                schema.wait_until(lambda n=name: self._indexed(n), f"the index of {name}",
-                                  timeout)
+                schema.wait_until(lambda n=name: schema.indexed(self._client, n),
+                                  f"the index of {name}", timeout)
         return time.monotonic() - started
-
-    def _indexed(self, collection: str) -> bool:
-        indexed, total = self.index_progress(collection)
-        return indexed >= total
 
     def vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """Stored vectors by id (ids not stored are absent), as float32 arrays."""

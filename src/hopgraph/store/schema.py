@@ -70,6 +70,18 @@ def wait_until(ready: Callable[[], bool], what: str, timeout: float = WAIT_TIMEO
         pause = min(pause * 2, 0.2)
 
 
+def index_progress(client: MilvusClient, collection: str) -> tuple[int, int]:
+    """(rows indexed, rows in total) of a collection's vector index."""
+    info = client.describe_index(collection, "vector")
+    return int(info.get("indexed_rows", 0)), int(info.get("total_rows", 0))
+
+
+def indexed(client: MilvusClient, collection: str) -> bool:
+    """Whether every row of a collection is in its vector index."""
+    done, total = index_progress(client, collection)
+    return done >= total
+
+
 def _index_ready(client: MilvusClient, collection: str, field: str) -> bool:
     state = client.describe_index(collection, field).get("state", "Finished")
     if state == "Failed":

@@ -6,8 +6,9 @@ row). Every write bumps the counter *before* it touches a row and saves a new sn
 after it finished, so a crash mid-write leaves a snapshot whose stamp is behind: it is then
 rebuilt from Milvus, like a missing, foreign or corrupt one. Nothing is trusted blindly.
 
-Strings (ids, names, relation texts) are stored as one UTF-8 byte array plus offsets, and a
-relation's passages as CSR rows into a table of passage ids.
+Strings (ids, names, relation texts, document ids) are stored as one UTF-8 byte array plus
+offsets, a relation's passages as CSR rows into a table of passage ids, and each passage's
+document as an index into the table of document ids.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from hopgraph.graph import KnowledgeGraph
 
 log = logging.getLogger(__name__)
 
-FORMAT = 4  # bump when the layout changes: older files are then rebuilt
+FORMAT = 5  # bump when the layout changes: older files are then rebuilt
 VECTOR_KINDS = ("entities", "relations", "passages")
 
 
@@ -61,7 +62,7 @@ def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int,
                          ("entity_names", graph.entity_names),
                          ("relation_ids", graph.relation_ids),
                          ("relation_texts", graph.relation_texts),
-                         ("passage_ids", graph.passage_ids)):
+                         ("passage_ids", graph.passage_ids), ("doc_ids", graph.doc_ids)):
         arrays[f"{key}_data"], arrays[f"{key}_offsets"] = _pack(strings)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
@@ -100,7 +101,7 @@ def load(path: Path, graph_name: str, writes: int) -> Snapshot | None:
             arrays = {key: npz[key] for key in npz.files}
         strings = {key: _unpack(arrays[f"{key}_data"], arrays[f"{key}_offsets"])
                    for key in ("entity_ids", "entity_names", "relation_ids",
-                               "relation_texts", "passage_ids")}
+                               "relation_texts", "passage_ids", "doc_ids")}
         rows = dict(zip(VECTOR_KINDS, arrays["vector_rows"].tolist(), strict=True))
         return Snapshot(_graph(arrays, strings), rows)
     except (OSError, KeyError, ValueError, IndexError, UnicodeDecodeError,
@@ -114,4 +115,5 @@ def _graph(arrays: dict[str, np.ndarray], strings: dict[str, list[str]]) -> Know
     return KnowledgeGraph.from_arrays(
         strings["entity_ids"], strings["entity_names"], strings["relation_ids"],
         strings["relation_texts"], arrays["subject"], arrays["object"], strings["passage_ids"],
-        arrays["passage_indptr"], arrays["passage_index"])
+        arrays["passage_indptr"], arrays["passage_index"], strings["doc_ids"],
+        arrays["passage_doc"])

@@ -48,6 +48,16 @@ class VectorFile:
         np.ascontiguousarray(vectors, dtype="<f4").tofile(temp)
         os.replace(temp, self.path)
 
+    def keep(self, mask: np.ndarray) -> bool:
+        """Keep only the rows where `mask` is true (atomically); False, changing nothing,
+        if the file does not hold exactly `len(mask)` rows."""
+        if self.rows() != len(mask):
+            return False
+        rows = self.read(len(mask))
+        self.write(np.zeros((0, self.dim), dtype=np.float32) if rows is None
+                   else np.asarray(rows[mask]))
+        return True
+
     def discard(self) -> None:
         """Remove the file (it will be rebuilt when needed)."""
         self.path.unlink(missing_ok=True)
