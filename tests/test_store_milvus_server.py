@@ -5,6 +5,7 @@ Run just this with `pytest -m server`; skip it with `-m "not server"`.
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 import urllib.error
@@ -21,6 +22,7 @@ from hopgraph.embed import LocalEmbedder
 from hopgraph.errors import StoreError
 from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
+from hopgraph.store.check import check
 
 PORT = 19530
 STARTUP_TIMEOUT_S = 180.0  # cold start is ~10 s; leave room for a slow CI machine
@@ -142,6 +144,7 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
         assert len(rag.graph.entity_ids) == 24
 
         result = rag.retrieve(QUESTION, top_k=2)
+        base_ids = set(rag.graph.passage_ids)
         assert isinstance(rag.retriever.search, MilvusSearcher)
         texts = [p.text for p in result.passages]
         assert len(texts) == 2, texts
@@ -156,6 +159,25 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
             assert [p.id for p in found] == [p.id for p in expected], method
         assert isinstance(mirrored.retriever.search, MemorySearcher)
         mirrored.close()
+
+        # Documents on a server: the same passages again as document "extra" (sharing every
+        # relation and entity), replaced by half of them, then deleted: back to the file's
+        # graph, with every invariant holding and no query returning a deleted passage.
+        rows = [{"passage": p["passage"], "triplets": p["triplets"]}
+                for p in json.loads(data.read_text(encoding="utf-8"))["passages"]]
+        rag.add(rows, doc_id="extra")
+        assert rag.documents()["extra"] == 4
+        replaced = rag.add(rows[:2], doc_id="extra")
+        assert replaced.passages_removed == 2 and rag.documents()["extra"] == 2
+        assert check(rag.store).problems == []
+        extra = {p.id for p in rag.retrieve(QUESTION, top_k=8).passages} - base_ids
+        assert extra  # the copies are found...
+        removal = rag.delete("extra")
+        assert (removal.passages, removal.relations, removal.entities) == (2, 0, 0)
+        assert not extra & {p.id for p in rag.retrieve(QUESTION, top_k=8).passages}
+        stats = rag.stats()
+        assert (stats["passages"], stats["entities"], stats["relations"]) == (4, 24, 22)
+        assert check(rag.store).problems == []
 
         assert rag.drop() is True
         assert not rag.store.exists()
