@@ -246,6 +246,16 @@ def test_a_source_with_skipped_rows_prunes_nothing(open_graph, tmp_path: Path) -
                for p in summary.problems)
 
 
+def test_add_with_a_skipped_item_prunes_nothing(open_graph) -> None:
+    rag = open_graph("held_add")
+    rag.add(ROWS, doc_id="notes")
+    summary = rag.add([ROWS[0], {"passage": ""}], doc_id="notes")
+    assert summary.rows_skipped == 1 and summary.passages_removed == 0
+    assert rag.documents() == {"notes": 4}
+    assert [p.where for p in summary.problems if "not pruned" in p.what] == ["notes"]
+    assert rag.add([ROWS[0]], doc_id="notes").passages_removed == 3
+
+
 def test_a_graph_from_before_documents_is_not_written_to(open_graph, tmp_path: Path) -> None:
     rag = open_graph("old_layout")
     rag.add([ROWS[0]])

@@ -341,10 +341,12 @@ def _held_documents(reports: list[LoadReport], stored: set[str]) -> list[Problem
     or an LLM call that failed, must not delete what the document held), one problem each."""
     held: dict[str, str] = {}
     for report in reports:
-        if report.rows_skipped:
-            for record in report.records:
-                if record.doc_id in stored:
-                    held.setdefault(record.doc_id, report.path)
+        if not report.rows_skipped:
+            continue
+        # A streamed report (`add`) keeps no records: hold every stored document it touched.
+        docs = {r.doc_id for r in report.records} if report.records else stored
+        for doc in sorted(docs & stored):
+            held.setdefault(doc, report.path)
     return [Problem(doc, f"not pruned: {source} had skipped rows, so passages no longer in "
                     "this document were kept (fix the rows and ingest again)")
             for doc, source in sorted(held.items())]
