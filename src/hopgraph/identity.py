@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from functools import lru_cache
 
 _SPACE = re.compile(r"\s+")
 
 
+@lru_cache(maxsize=1 << 16)  # entity names recur across triplets: each id normalizes them
 def normalize(text: str) -> str:
     """Unicode NFKC, case-folded, whitespace collapsed; non-ASCII is kept as is."""
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()

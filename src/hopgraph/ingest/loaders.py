@@ -183,17 +183,25 @@ def _children(value: Any, field: str) -> Iterator[tuple[str, Any]]:
 
 def _unencodable(value: Any, field: str = "row") -> str | None:
     """The first field (a path like `row.triplets[2][0]`) whose text cannot be UTF-8."""
+    try:  # one pass in C for the common case: everything encodes
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return None
+    except (UnicodeEncodeError, TypeError, ValueError):
+        return _first_unencodable(value, field)
+
+
+def _first_unencodable(value: Any, field: str) -> str | None:
     if isinstance(value, str):
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
             return field
         return None
-    keys = [_unencodable(key, f"{field} key") for key in value] if isinstance(
+    keys = [_first_unencodable(key, f"{field} key") for key in value] if isinstance(
         value, dict) else []
     return next((found for found in keys if found), None) or next(
-        (found for path, item in _children(value, field) if (found := _unencodable(item, path))),
-        None)
+        (found for path, item in _children(value, field)
+         if (found := _first_unencodable(item, path))), None)
 
 
 def _json_problem(value: Any, field: str) -> str | None:
