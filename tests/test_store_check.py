@@ -199,5 +199,53 @@ def test_replace_or_delete_stopped_at_any_stage_then_rerun_equals_a_clean_run(
     assert reopened.documents() == clean.documents()
 
 
+def test_a_real_kill_9_mid_delete_then_a_rerun_equals_a_clean_run(
+        open_graph, embedder, tmp_path) -> None:
+    """A child process deletes a document and SIGKILLs itself after the orphan entities
+    are deleted, before the relations and passages; the rerun here finishes the delete."""
+    import signal
+    import subprocess
+    import sys
+
+    from test_documents import ROWS, write
+
+    from hopgraph import GraphRAG
+    from hopgraph.ingest.loaders import source_doc_id
+
+    path = write(tmp_path / "doc.jsonl", ROWS)
+    other = write(tmp_path / "other.jsonl", ROWS[3:])
+    clean = open_graph("clean_delete_k9")
+    clean.add_files([other])
+    uri = str(tmp_path / "killed.db")
+    # The child writes the graph too: a Milvus Lite file stays held by this process once
+    # opened here.
+    child = f"""
+import os, signal
+from hopgraph import GraphRAG
+from hopgraph.ingest import prune
+rag = GraphRAG(uri={uri!r}, graph="k9")
+rag.add_files([{str(path)!r}, {str(other)!r}])
+calls = []
+original = prune._drop
+def die(*args, **kwargs):
+    calls.append(1)
+    if len(calls) == 2:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return original(*args, **kwargs)
+prune._drop = die
+rag.delete([{source_doc_id(path)!r}])
+"""
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    with GraphRAG(uri=uri, graph="k9", embedder=embedder, create=False) as killed:
+        assert killed.store.incomplete is not None
+        assert killed.documents()[source_doc_id(path)] == 4  # its passages go last
+        killed.delete([source_doc_id(path)])
+        assert _rows(killed) == _rows(clean)
+        assert check(killed.store).problems == []
+        assert killed.store.incomplete is None
+
+
 def owner_is_ingest(stage: str) -> bool:
     return PRUNE_STAGES[stage][0] is Ingestor
