@@ -31,8 +31,8 @@ def test_query_json_in_a_new_process(smoke: tuple[dict[str, str], Ran]) -> None:
 def test_query_json_and_text(env: dict[str, str]) -> None:
     out = json.loads(run_cli("query", QUESTION, "--json", "--top-k", "2", env=env).stdout)
     assert list(out) == ["question", "method", "graph", "naive", "entities", "relations",
-                         "timings_ms", "naive_timings_ms", "notes", "llm"]
-    assert all({"id", "text", "score", "relations"} <= p.keys()
+                         "timings_ms", "naive_timings_ms", "notes", "llm", "bridges"]
+    assert all({"id", "text", "score", "relations", "via"} <= p.keys()
                for p in out["graph"] + out["naive"])
     assert any(p["text"].startswith("Daniel Bernoulli") for p in out["graph"])
     assert not any(p["text"].startswith("Daniel Bernoulli") for p in out["naive"])

@@ -18,6 +18,9 @@ OWNERS = {
     "transformers": "embed/",
     "onnxruntime": "embed/",
     "onnx": "embed/",
+    "fastapi": "serve/",
+    "starlette": "serve/",
+    "uvicorn": "serve/",
 }
 
 

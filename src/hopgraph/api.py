@@ -215,6 +215,13 @@ class GraphRAG:
         summary.seconds = time.perf_counter() - started
         return summary
 
+    def fork(self) -> None:
+        """Give the next write its own copy of the graph: retrievers already handed out keep
+        the graph they were built on, whole, while the write runs (a server swaps to the new
+        retriever once the write is done)."""
+        self.graph = self.graph.copy()
+        self._retriever = None
+
     def documents(self) -> dict[str, int]:
         """Every stored document and its passage count, by document id."""
         return self.graph.documents()

@@ -1,12 +1,53 @@
-"""Column helpers of the in-memory graph: a growable int64 array, and CSR row reads that
-need no Python loop per row."""
+"""Column helpers of the in-memory graph: a growable int64 array, CSR row reads that need no
+Python loop per row, and `graph.relations`, the relations viewed one `RelationInfo` at a
+time."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
 
 import numpy as np
 from scipy import sparse
+
+
+@dataclass(frozen=True)
+class RelationInfo:
+    """A stored relation as the graph holds it (a view built on access)."""
+
+    id: str
+    subject: int  # entity index
+    object: int  # entity index
+    text: str
+    passage_ids: list[str]
+
+
+class Relations(Sequence[RelationInfo]):
+    """`graph.relations`: the relations as a read-only sequence of `RelationInfo` views."""
+
+    def __init__(self, graph: Any) -> None:  # a KnowledgeGraph (which imports this module)
+        self._graph = graph
+
+    def __len__(self) -> int:
+        return len(self._graph.relation_ids)
+
+    @overload
+    def __getitem__(self, index: int) -> RelationInfo: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[RelationInfo]: ...
+
+    def __getitem__(self, index: int | slice) -> RelationInfo | list[RelationInfo]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        g = self._graph
+        r = range(len(self))[index]  # bounds check, negative indices
+        return RelationInfo(g.relation_ids[r], int(g.subjects[r]), int(g.objects[r]),
+                            g.relation_texts[r], g.passages_of(r))
+
+    def __iter__(self) -> Iterator[RelationInfo]:
+        return (self[i] for i in range(len(self)))
 
 
 class Ints:

@@ -124,3 +124,14 @@ class LLMSettings:
     def configured(self) -> bool:
         """True when a model is set, i.e. the LLM path can be used."""
         return bool(self.model)
+
+
+# What to tell a user who needs an LLM and has none configured (CLI and server).
+NO_LLM_HELP = (
+    "An LLM is needed to write the answer, and none is configured. Point hopgraph at any "
+    "OpenAI-compatible server:\n"
+    "  OpenAI:  export OPENAI_API_KEY=sk-...; export HOPGRAPH_LLM_MODEL=gpt-4o-mini\n"
+    "  Ollama:  export HOPGRAPH_LLM_MODEL=llama3.1 "
+    "HOPGRAPH_LLM_BASE_URL=http://localhost:11434/v1\n"
+    "  or pass --llm MODEL [--llm-base-url URL]. The retrieved evidence is shown above."
+)

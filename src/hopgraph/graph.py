@@ -11,26 +11,13 @@ formulation (see `graph_reference.MatrixPowers`).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
 
 import numpy as np
 from scipy import sparse
 
-from hopgraph.columns import Ints, csr_rows, neighbours, sorted_unique
+from hopgraph.columns import Ints, Relations, csr_rows, neighbours, sorted_unique
 from hopgraph.errors import UsageError
-
-
-@dataclass(frozen=True)
-class RelationInfo:
-    """A stored relation as the graph holds it (a view built on access)."""
-
-    id: str
-    subject: int  # entity index
-    object: int  # entity index
-    text: str
-    passage_ids: list[str]
 
 
 @dataclass
@@ -50,33 +37,6 @@ class Expansion:
         for found, hop in self.marked:
             first_hop[found] = np.minimum(first_hop[found], hop)
         return first_hop[self.relations]
-
-
-class Relations(Sequence[RelationInfo]):
-    """`graph.relations`: the relations as a read-only sequence of `RelationInfo` views."""
-
-    def __init__(self, graph: KnowledgeGraph) -> None:
-        self._graph = graph
-
-    def __len__(self) -> int:
-        return len(self._graph.relation_ids)
-
-    @overload
-    def __getitem__(self, index: int) -> RelationInfo: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[RelationInfo]: ...
-
-    def __getitem__(self, index: int | slice) -> RelationInfo | list[RelationInfo]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        g = self._graph
-        r = range(len(self))[index]  # bounds check, negative indices
-        return RelationInfo(g.relation_ids[r], int(g.subjects[r]), int(g.objects[r]),
-                            g.relation_texts[r], g.passages_of(r))
-
-    def __iter__(self) -> Iterator[RelationInfo]:
-        return (self[i] for i in range(len(self)))
 
 
 class KnowledgeGraph:
@@ -147,6 +107,20 @@ class KnowledgeGraph:
         graph._subjects, graph._objects = Ints(subjects), Ints(objects)
         graph._p_indptr, graph._p_index = Ints(passage_indptr), Ints(passage_index)
         return graph
+
+    def copy(self) -> KnowledgeGraph:
+        """An independent copy (a write can change it while readers keep this one). Only
+        reads this graph: it is safe while other threads query it."""
+        other = KnowledgeGraph()
+        for name in ("entity_ids", "entity_names", "relation_ids", "relation_texts",
+                     "passage_ids", "doc_ids"):
+            setattr(other, name, list(getattr(self, name)))
+        for name in ("entity_index", "relation_index", "passage_index", "doc_index",
+                     "_p_changed"):
+            setattr(other, name, dict(getattr(self, name)))
+        for name in ("_subjects", "_objects", "_p_indptr", "_p_index", "_passage_doc"):
+            setattr(other, name, Ints(getattr(self, name).values))
+        return other
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The integer columns, with every relation's passages as one CSR

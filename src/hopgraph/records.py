@@ -154,12 +154,14 @@ class RelationHit:
 
 @dataclass
 class PassageHit:
-    """A retrieved passage, its score, and the relations that led to it (graph methods)."""
+    """A retrieved passage, its score, and the relations that led to it (graph methods):
+    `relations` as shown to people, `via` their ids."""
 
     id: str
     text: str
     score: float
     relations: list[str] = field(default_factory=list)
+    via: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -174,6 +176,9 @@ class Retrieval:
     timings_ms: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     llm: dict[str, object] | None = None  # what the LLM did, when one was used
+    # The default method's bridge entities: {"id", "name", "relation" (the relation id it
+    # was reached through), "confidence"}, best first.
+    bridges: list[dict[str, object]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The plain-JSON view: every field, scores rounded to SCORE_DIGITS decimals."""
@@ -197,4 +202,5 @@ def comparison_json(graph: Retrieval, naive: Retrieval) -> dict[str, Any]:
         "naive_timings_ms": naive.timings_ms,
         "notes": view["notes"],
         "llm": view["llm"],
+        "bridges": view["bridges"],
     }

@@ -1,5 +1,5 @@
-"""The `hopgraph` command line: ingest, query, ask, docs, delete, stats, check, export, drop,
-demo, eval.
+"""The `hopgraph` command line: ingest, query, ask, docs, delete, serve, stats, check, export,
+drop, demo, eval.
 
 One module per command family (ingest, query, documents, admin, bench); this one builds the
 parser and turns hopgraph's errors into exit codes: 1 for a `HopgraphError`, 2 for a
@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 
-from hopgraph.cli import admin, bench, documents, ingest, query
+from hopgraph.cli import admin, bench, documents, ingest, query, serve
 from hopgraph.errors import HopgraphError, UsageError
 
 __all__ = ["build_parser", "main"]
@@ -45,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     admin.add_parsers(sub, [common])
     documents.add_parsers(sub, [common])
     bench.add_parser(sub, [common])
+    serve.add_parser(sub, [common, llm_options])
     return parser
 
 

@@ -15,15 +15,6 @@ from hopgraph.errors import StoreError
 from hopgraph.llm import LLMClient
 from hopgraph.store import MilvusStore
 
-NO_LLM_HELP = (
-    "An LLM is needed to write the answer, and none is configured. Point hopgraph at any "
-    "OpenAI-compatible server:\n"
-    "  OpenAI:  export OPENAI_API_KEY=sk-...; export HOPGRAPH_LLM_MODEL=gpt-4o-mini\n"
-    "  Ollama:  export HOPGRAPH_LLM_MODEL=llama3.1 "
-    "HOPGRAPH_LLM_BASE_URL=http://localhost:11434/v1\n"
-    "  or pass --llm MODEL [--llm-base-url URL]. The retrieved evidence is shown above."
-)
-
 
 def llm_client(args: argparse.Namespace) -> LLMClient | None:
     """The LLM client the arguments and HOPGRAPH_LLM_* ask for, or None (offline)."""

@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from hopgraph.cli.common import NO_LLM_HELP, Bars, llm_client, open_graph
+from hopgraph.cli.common import Bars, llm_client, open_graph
+from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.records import IngestSummary, LoadReport
 

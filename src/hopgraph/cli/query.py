@@ -8,11 +8,13 @@ import shutil
 import textwrap
 
 from hopgraph.answer import stream_answer
-from hopgraph.cli.common import NO_LLM_HELP, llm_client, open_graph, short
+from hopgraph.cli.common import llm_client, open_graph, short
+from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.llm import LLMClient
 from hopgraph.records import Retrieval, comparison_json
 from hopgraph.retrieve import METHODS
+from hopgraph.retrieve.pipeline import check_question
 
 
 def _side_by_side(left: Retrieval, right: Retrieval, width: int) -> str:
@@ -58,6 +60,7 @@ def _method(args: argparse.Namespace, llm: LLMClient | None) -> str:
 def _retrieve_both(args: argparse.Namespace, llm: LLMClient | None, naive: bool = True
                    ) -> tuple[Retrieval, Retrieval | None]:
     """Graph retrieval (the LLM path when `llm` is given) and, if asked, naive retrieval."""
+    check_question(args.question)  # before seconds of opening the graph
     with open_graph(args, create=False, llm=llm) as rag:
         graph = rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
                              entities=args.entity, method=_method(args, llm))

@@ -5,6 +5,6 @@ llm_method), the policies they use (bridge, rank, llm_steps) and what they searc
 search, lexical).
 """
 
-from hopgraph.retrieve.pipeline import METHODS, OFFLINE_METHODS, Retriever
+from hopgraph.retrieve.pipeline import MAX_QUESTION_CHARS, METHODS, OFFLINE_METHODS, Retriever
 
-__all__ = ["METHODS", "OFFLINE_METHODS", "Retriever"]
+__all__ = ["MAX_QUESTION_CHARS", "METHODS", "OFFLINE_METHODS", "Retriever"]

@@ -71,10 +71,11 @@ def query_entities(ctx: Context, question: str, given: list[str] | None,
     return matches
 
 
-def entity_dicts(matches: list[EntityMatch]) -> list[dict[str, object]]:
+def entity_dicts(matches: list[EntityMatch], graph: KnowledgeGraph
+                 ) -> list[dict[str, object]]:
     """The query entities as a result lists them."""
-    return [{"name": m.name, "matched": m.matched, "how": m.how, "score": round(m.score, 3)}
-            for m in matches]
+    return [{"id": graph.entity_ids[m.index], "name": m.name, "matched": m.matched,
+             "how": m.how, "score": round(m.score, 3)} for m in matches]
 
 
 def fill_texts(ctx: Context, passages: list[PassageHit]) -> None:

@@ -45,11 +45,17 @@ def run_default(ctx: Context, question: str, qvec: np.ndarray, matches: list[Ent
             {p.entity: graph.passages_of_entity(p.entity) for p in probes},
         )
         best = sorted(merged.items(), key=lambda kv: -kv[1].score)[:top_k]
-        passages = [PassageHit(pid, "", s.score, _evidence(ctx, s.probe)) for pid, s in best]
-    relations = [RelationHit(graph.relations[p.relation].id, graph.relations[p.relation].text,
+        passages = [PassageHit(pid, "", s.score, _evidence(ctx, s.probe),
+                               [graph.relation_ids[s.probe.relation]] if s.probe else [])
+                    for pid, s in best]
+    relations = [RelationHit(graph.relation_ids[p.relation], graph.relation_texts[p.relation],
                              p.confidence) for p in probes]
+    bridges = [{"id": graph.entity_ids[p.entity], "name": graph.entity_names[p.entity],
+                "relation": graph.relation_ids[p.relation],
+                "confidence": round(p.confidence, 6)} for p in probes]
     notes = [] if probes else ["no bridge entity found; dense + lexical ranking only"]
-    return Retrieval(question, "default", passages, relations=relations, notes=notes)
+    return Retrieval(question, "default", passages, relations=relations, notes=notes,
+                     bridges=bridges)
 
 
 def _chain(ctx: Context, qvec: np.ndarray, finder: bridge.BridgeFinder,

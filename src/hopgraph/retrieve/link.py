@@ -115,23 +115,29 @@ class EntityLinker:
                     fuzzy_candidates.append((start, size))
         matches.extend(self._fuzzy(question, words, fuzzy_candidates, covered))
         question_key = normalize(question)
-        seen = {m.index for m in matches}
         for key, index in self.unspaced:
-            if index not in seen and key in question_key:
+            if key in question_key:
                 matches.append(EntityMatch(index, self.names[index], key, 1.0, "substring"))
-                seen.add(index)
-        return matches
+        # An entity named twice is listed once (its first, best-ranked match).
+        unique: dict[int, EntityMatch] = {}
+        for match in matches:
+            unique.setdefault(match.index, match)
+        return list(unique.values())
 
     def _fuzzy(self, question: str, words: list[tuple[int, int, str]],
                spans: list[tuple[int, int]], covered: set[int]) -> list[EntityMatch]:
         found: list[EntityMatch] = []
+        looked_up: dict[str, tuple[str, float] | None] = {}  # a repeated span is one lookup
         # Longer spans first, so "Johann Bernoull" wins over "Bernoull" alone.
         for start, size in sorted(spans, key=lambda s: -s[1]):
             span = range(start, start + size)
             if covered.intersection(span) or not self.keys:
                 continue
             text = question[words[start][0] : words[start + size - 1][1]]
-            best = self.fuzzy.best(match_key(text), _FUZZY_CUTOFF)
+            key = match_key(text)
+            if key not in looked_up:
+                looked_up[key] = self.fuzzy.best(key, _FUZZY_CUTOFF)
+            best = looked_up[key]
             if best is None:
                 continue
             covered.update(span)

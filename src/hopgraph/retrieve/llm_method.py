@@ -50,7 +50,7 @@ def run_llm(ctx: Context, question: str, qvec: np.ndarray, top_k: int, degree: i
     if choice is None:
         offline.passages = offline.passages[:top_k]
         offline.method, offline.notes, offline.llm = "llm", notes + offline.notes, info
-        offline.entities = entity_dicts(matches)
+        offline.entities = entity_dicts(matches, ctx.graph)
         return offline
     info["thought_process"] = choice.thought
     chosen = [facts[i] for i in choice.chosen]
@@ -58,14 +58,16 @@ def run_llm(ctx: Context, question: str, qvec: np.ndarray, top_k: int, degree: i
     for r, score in chosen:
         rel = ctx.graph.relations[r]
         for pid in rel.passage_ids:
-            passages.setdefault(pid, PassageHit(pid, "", score)).relations.append(rel.text)
+            hit = passages.setdefault(pid, PassageHit(pid, "", score))
+            hit.relations.append(rel.text)
+            hit.via.append(rel.id)
     for hit in offline.passages:  # fill up from the offline ranking
         passages.setdefault(hit.id, hit)
     relations = [RelationHit(ctx.graph.relations[r].id, ctx.graph.relations[r].text, s)
                  for r, s in chosen]
     result = Retrieval(question, "llm", list(passages.values())[:top_k],
                        relations=relations, notes=notes, llm=info)
-    result.entities = entity_dicts(matches)
+    result.entities = entity_dicts(matches, ctx.graph)
     return result
 
 

@@ -26,6 +26,9 @@ from hopgraph.retrieve.seed import run_seed
 from hopgraph.store import MAX_TOP_K
 
 OFFLINE_METHODS = ("default", "naive", "naive_lexical", "seed")
+# Questions are sentences, not documents: linking a 100 kB "question" took 81 s on MuSiQue
+# (every n-gram is a fuzzy lookup). The same limit holds for the API, the CLI and the server.
+MAX_QUESTION_CHARS = 4096
 METHODS = (*OFFLINE_METHODS, "llm")
 
 
@@ -73,7 +76,7 @@ class Retriever:
             else:
                 result = run_default(ctx, question, qvec, matches, top_k, clock)
             result.notes[:0] = link_notes
-            result.entities = entity_dicts(matches)
+            result.entities = entity_dicts(matches, ctx.graph)
         with clock.stage("fetch_passages"):
             fill_texts(ctx, result.passages)
         clock.ms["total"] = (time.perf_counter() - started) * 1000
@@ -81,12 +84,20 @@ class Retriever:
         return result
 
 
+def check_question(question: str) -> None:
+    """UsageError for an empty question or one over MAX_QUESTION_CHARS."""
+    if not question.strip():
+        raise UsageError("the question is empty")
+    if len(question) > MAX_QUESTION_CHARS:
+        raise UsageError(f"the question is {len(question)} characters long; the limit is "
+                         f"{MAX_QUESTION_CHARS}", fix="ask a shorter question")
+
+
 def _check(question: str, top_k: int, method: str, has_llm: bool) -> None:
     """Refuse requests no method can answer, with what to do instead."""
     if method not in METHODS:
         raise UsageError(f"unknown method {method!r}", fix=f"choose one of {', '.join(METHODS)}")
-    if not question.strip():
-        raise UsageError("the question is empty")
+    check_question(question)
     if not 1 <= top_k <= MAX_TOP_K:
         raise UsageError(f"top_k must be between 1 and {MAX_TOP_K}, got {top_k}")
     if method == "llm" and not has_llm:

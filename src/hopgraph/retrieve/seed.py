@@ -55,6 +55,7 @@ def run_seed(ctx: Context, question: str, qvec: np.ndarray, matches: list[Entity
             for pid in rel.passage_ids:
                 hit = passages.setdefault(pid, PassageHit(pid, "", score))
                 hit.relations.append(rel.text)
+                hit.via.append(rel.id)
     notes = []
     if len(passages) < top_k:  # too few relations with passages: top up by dense search
         notes.append(f"the graph gave {len(passages)} passages; the rest by dense search")

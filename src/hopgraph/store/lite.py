@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import time
 from pathlib import Path
+
+from milvus_lite.server_manager import server_manager_instance
+from pymilvus import MilvusClient
+from pymilvus.exceptions import MilvusException
 
 
 class _DropKnownNoise(logging.Filter):
@@ -37,10 +42,26 @@ def is_local_uri(uri: str) -> bool:
     return "://" not in uri
 
 
-def held_elsewhere(path: Path) -> bool:
-    """Whether another process holds Milvus Lite's lock on the database at `path`.
+def connect(uri: str, token: str | None, attempts: int = 4) -> MilvusClient:
+    """A client for `uri`. Connecting to Milvus Lite's in-process gRPC server now and then
+    fails with "Too many pings" (it throttles the keepalive pings of earlier clients; seen
+    once in a few hundred test opens): a few quick retries get through. A file held by
+    another process fails every attempt, ~1 s in all."""
+    for attempt in range(attempts):
+        try:
+            return MilvusClient(uri=uri, token=token or "")
+        except MilvusException:
+            if attempt == attempts - 1 or not is_local_uri(uri):
+                raise
+            time.sleep(0.1 * 2**attempt)
+    raise AssertionError("unreachable")
 
-    Asked only after opening failed (this process would have reused its own server)."""
+
+def held_elsewhere(path: Path) -> bool:
+    """Whether another process holds Milvus Lite's lock on the database at `path` (this
+    process's own Lite server, if it runs one for `path`, is not "another")."""
+    if str(path) in server_manager_instance._servers:  # its servers, by absolute path
+        return False
     lock = path / "LOCK"
     if not lock.is_file():
         return False

@@ -25,14 +25,13 @@ import numpy as np
 # that matter still reach us as exceptions. Must be set before gRPC loads.
 os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
-from pymilvus import MilvusClient
 from pymilvus.exceptions import MilvusException
 
 from hopgraph.config import cache_dir
 from hopgraph.errors import StoreError
 from hopgraph.records import Hit
 from hopgraph.store import schema
-from hopgraph.store.lite import held_elsewhere, is_local_uri
+from hopgraph.store.lite import connect, held_elsewhere, is_local_uri
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +67,7 @@ class MilvusStore:
         self.uri = uri
         self.graph = graph
         try:
-            self._client = MilvusClient(uri=uri, token=token or "")
+            self._client = connect(uri, token)
         except MilvusException as exc:
             if is_local_uri(uri) and held_elsewhere(Path(uri).expanduser().resolve()):
                 raise StoreError(
@@ -109,6 +108,12 @@ class MilvusStore:
         """Whether this graph has been created in the database."""
         with self._failures("looking the graph up"):
             return self._client.has_collection(self.meta_collection)
+
+    def list_graphs(self) -> list[str]:
+        """Names of the graphs in this database (each has a `NAME_meta` collection)."""
+        with self._failures("listing the collections"):
+            names = self._client.list_collections()
+        return sorted(n[: -len("_meta")] for n in names if n.endswith("_meta"))
 
     def _missing(self, fix: str | None = None) -> StoreError:
         return StoreError(f"graph {self.graph!r} does not exist at {self.uri}", fix=fix)
