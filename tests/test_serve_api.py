@@ -267,3 +267,42 @@ def test_the_page_and_its_files_are_served(client: TestClient) -> None:
     assert "cytoscape" in page.text and "http://" not in page.text.replace(
         "http://www.w3.org", "")  # nothing fetched from elsewhere
     assert client.get("/docs").status_code == 200
+
+
+def test_answers_follow_the_schema_and_repeats_come_from_the_cache_until_a_write(
+        client: TestClient) -> None:
+    from hopgraph.serve.models import QueryResponse
+
+    first = client.post("/query", json={"question": QUESTION, "top_k": 3}).json()
+    QueryResponse.model_validate(first)  # the documented schema, field for field
+    again = client.post("/query", json={"question": QUESTION, "top_k": 3}).json()
+    assert (first["cached"], again["cached"]) == (False, True)
+    assert {k: v for k, v in again.items() if k != "cached"} == {
+        k: v for k, v in first.items() if k != "cached"}
+    other = client.post("/query", json={"question": QUESTION, "top_k": 2}).json()
+    assert other["cached"] is False  # another request, another answer
+    client.post("/documents", json={"rows": [{"passage": "A note."}], "doc_id": "n"})
+    after = client.post("/query", json={"question": QUESTION, "top_k": 3}).json()
+    assert after["cached"] is False  # a write empties the cache
+
+
+def test_identical_requests_at_once_are_computed_once(rag: GraphRAG) -> None:
+    service = GraphService(rag)
+    calls = []
+    original = GraphService._answer
+
+    def counted(*args: object) -> object:
+        calls.append(1)
+        return original(*args)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(GraphService, "_answer", staticmethod(counted))
+        answers: list[dict] = []
+        threads = [threading.Thread(target=lambda: answers.append(
+            service.query(QUESTION, "default", 4, 1, None))) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+    assert len(answers) == 6 and len({json.dumps(a["graph"]) for a in answers}) == 1
+    assert len(calls) < 6 and sum(not a["cached"] for a in answers) == len(calls)

@@ -294,6 +294,13 @@ class GraphRAG:
         return self.retriever.retrieve(question, top_k=top_k, degree=degree,
                                        entities=entities, method=method)
 
+    def compare(self, question: str, top_k: int = 5, degree: int = 1,
+                entities: list[str] | None = None, method: str = "default"
+                ) -> tuple[Retrieval, Retrieval]:
+        """`retrieve` and `naive` side by side, the question embedded once."""
+        return self.retriever.compare(question, top_k=top_k, degree=degree,
+                                      entities=entities, method=method)
+
     def naive(self, question: str, top_k: int = 5) -> Retrieval:
         """Plain dense passage retrieval, for comparison."""
         return self.retriever.retrieve(question, top_k=top_k, method="naive")

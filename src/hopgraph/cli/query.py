@@ -62,9 +62,11 @@ def _retrieve_both(args: argparse.Namespace, llm: LLMClient | None, naive: bool 
     """Graph retrieval (the LLM path when `llm` is given) and, if asked, naive retrieval."""
     check_question(args.question)  # before seconds of opening the graph
     with open_graph(args, create=False, llm=llm) as rag:
-        graph = rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
-                             entities=args.entity, method=_method(args, llm))
-        return graph, rag.naive(args.question, top_k=args.top_k) if naive else None
+        if not naive:
+            return rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
+                                entities=args.entity, method=_method(args, llm)), None
+        return rag.compare(args.question, top_k=args.top_k, degree=args.degree,
+                           entities=args.entity, method=_method(args, llm))
 
 
 def cmd_query(args: argparse.Namespace) -> int:

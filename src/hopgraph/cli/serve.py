@@ -42,7 +42,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     llm = llm_client(args)
     try:
         with open_graph(args, llm=llm) as rag:
-            service = GraphService(rag, llm)
+            service = GraphService(rag, llm, cache_size=args.cache)
             print(f"hopgraph: serving graph {rag.store.graph!r} of {rag.store.uri} at "
                   f"http://{args.host}:{args.port}/ (API docs at /docs"
                   f"{', API key required' if key else ''}; LLM: "
@@ -63,4 +63,7 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--port", type=int, default=8000, help="port (8000)")
     p.add_argument("--max-body-mb", type=float, default=10.0, metavar="MB",
                    help="largest request body accepted (10 MB; larger: 413)")
+    p.add_argument("--cache", type=int, default=1024, metavar="N",
+                   help="answers to repeated /query requests kept until the next write "
+                        "(1024; 0: none)")
     p.set_defaults(func=cmd_serve)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from hopgraph.embed import Embedder
 from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
@@ -54,14 +56,31 @@ class Retriever:
         """The entity-name index used to find the question's entities."""
         return self.ctx.linker
 
+    def compare(self, question: str, top_k: int = 5, degree: int = 1,
+                entities: list[str] | None = None, method: str = "default"
+                ) -> tuple[Retrieval, Retrieval]:
+        """`retrieve` with `method`, and naive retrieval beside it, the question embedded
+        once for both (the time it took is in the first one's timings)."""
+        _check(question, top_k, method, self.ctx.llm is not None)
+        started = time.perf_counter()
+        qvec = self.ctx.embedder.embed([question])
+        embed_ms = (time.perf_counter() - started) * 1000
+        graph = self.retrieve(question, top_k, degree, entities, method, qvec)
+        graph.timings_ms["embed_question"] = round(embed_ms, 2)
+        graph.timings_ms["total"] = round(graph.timings_ms["total"] + embed_ms, 2)
+        return graph, self.retrieve(question, top_k, method="naive", question_vector=qvec)
+
     def retrieve(self, question: str, top_k: int = 5, degree: int = 1,
-                 entities: list[str] | None = None, method: str = "default") -> Retrieval:
-        """Retrieve the `top_k` passages for `question` with the named method."""
+                 entities: list[str] | None = None, method: str = "default",
+                 question_vector: np.ndarray | None = None) -> Retrieval:
+        """Retrieve the `top_k` passages for `question` with the named method
+        (`question_vector`: the question's embedding, when the caller has it already)."""
         _check(question, top_k, method, self.ctx.llm is not None)
         ctx, clock = self.ctx, Clock()
         started = time.perf_counter()
         with clock.stage("embed_question"):
-            qvec = ctx.embedder.embed([question])
+            qvec = (ctx.embedder.embed([question]) if question_vector is None
+                    else question_vector)
         if method in ("naive", "naive_lexical"):
             result = run_naive(ctx, question, qvec, top_k, clock,
                                lexical=method == "naive_lexical")

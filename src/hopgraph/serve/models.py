@@ -110,6 +110,8 @@ class QueryResponse(BaseModel):
     notes: list[str]
     llm: dict[str, Any] | None
     subgraph: Subgraph
+    cached: bool = Field(description="served from the answers computed since the last write "
+                         "(its timings are those of the first computation)")
 
 
 class EntityRef(BaseModel):

@@ -1,0 +1,172 @@
+"""Load on `hopgraph serve`: concurrent clients sending POST /query on the MuSiQue graph.
+
+Starts the server on a free 127.0.0.1 port (in a new process, as a user runs it), then N
+client threads each send M queries over keep-alive connections, cycling through the 50 dev
+questions (client i starts at question i); prints requests/s, p50/p95/p99 latency and errors.
+Bounded: every request has a timeout, and the server is stopped at the end.
+
+Usage (from the repository root):
+  .venv/bin/python benchmarks/serve_load.py                    # ingests MuSiQue first (~2.5 min)
+  .venv/bin/python benchmarks/serve_load.py --uri g.db --graph musique   # an existing graph
+  options: --clients 32 --queries 50 --method default --top-k 5 [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "musique"
+TIMEOUT_S = 120.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def hopgraph(*args: str, env: dict[str, str]) -> None:
+    done = subprocess.run([sys.executable, "-m", "hopgraph.cli", *args],
+                          env={**os.environ, **env}, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"hopgraph {' '.join(args)} failed:\n{done.stderr}")
+
+
+def wait_healthy(url: str, server: subprocess.Popen[bytes]) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < TIMEOUT_S:
+        if server.poll() is not None:
+            raise SystemExit(f"the server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=2) as reply:
+                if json.load(reply)["status"] == "ok":
+                    return time.monotonic() - started
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("the server did not start")
+
+
+def percentile(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
+
+
+def client(port: int, questions: list[str], start: int, count: int, body: dict[str, object],
+           latencies: list[float], errors: list[str], server_ms: list[float]) -> None:
+    """One client: `count` queries over one keep-alive connection."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT_S)
+    try:
+        for i in range(count):
+            payload = json.dumps({**body, "question": questions[(start + i) % len(questions)]})
+            began = time.perf_counter()
+            try:
+                conn.request("POST", "/query", payload, {"Content-Type": "application/json"})
+                reply = conn.getresponse()
+                data = reply.read()
+            except (OSError, http.client.HTTPException) as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT_S)
+                continue
+            latencies.append((time.perf_counter() - began) * 1000)
+            if reply.status != 200:
+                errors.append(f"HTTP {reply.status}: {data[:200]!r}")
+            else:
+                answer = json.loads(data)
+                # -1: a cached answer (no retrieval ran for it)
+                server_ms.append(-1.0 if answer.get("cached") else answer["timings_ms"]["total"])
+    finally:
+        conn.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--uri", help="an existing Milvus Lite file (default: ingest MuSiQue "
+                        "into a temporary one)")
+    parser.add_argument("--graph", default="musique")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--queries", type=int, default=50, help="per client")
+    parser.add_argument("--method", default="default")
+    parser.add_argument("--top-k", type=int, default=5)
+    parser.add_argument("--cache", type=int, default=1024,
+                        help="the server's answer cache (`serve --cache`; 0: every request "
+                             "is computed)")
+    parser.add_argument("--json", action="store_true", help="also print the results as JSON")
+    args = parser.parse_args()
+    questions = [q["question"] for q in json.loads(
+        (DATA / "questions_dev.json").read_text(encoding="utf-8"))]
+    with tempfile.TemporaryDirectory(prefix="hopgraph-load-") as tmp:
+        env = {"HOPGRAPH_URI": args.uri or str(Path(tmp) / "load.db"),
+               "HOPGRAPH_GRAPH": args.graph}
+        if not args.uri:
+            print("ingesting MuSiQue ...", file=sys.stderr)
+            hopgraph("ingest", "--quiet", str(DATA / "openie_gpt-3.5-turbo-1106.json"), env=env)
+        port = free_port()
+        server = subprocess.Popen(
+            [sys.executable, "-m", "hopgraph.cli", "serve", "--port", str(port),
+             "--cache", str(args.cache)],
+            env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL)
+        try:
+            start_s = wait_healthy(f"http://127.0.0.1:{port}", server)
+            body = {"method": args.method, "top_k": args.top_k}
+            latencies: list[float] = []
+            errors: list[str] = []
+            server_ms: list[float] = []
+            client(port, questions, 0, 3, body, [], [], [])  # warm-up, not counted
+            threads = [threading.Thread(target=client, args=(
+                port, questions, i, args.queries, body, latencies, errors, server_ms))
+                for i in range(args.clients)]
+            began = time.perf_counter()
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(TIMEOUT_S * args.queries)
+            wall = time.perf_counter() - began
+        finally:
+            server.terminate()
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    total = args.clients * args.queries
+    computed = [ms for ms in server_ms if ms >= 0]
+    result = {
+        "clients": args.clients, "queries_per_client": args.queries, "requests": total,
+        "errors": len(errors), "seconds": round(wall, 2),
+        "requests_per_s": round(len(latencies) / wall, 1),
+        "p50_ms": round(percentile(latencies, 50), 1),
+        "p95_ms": round(percentile(latencies, 95), 1),
+        "p99_ms": round(percentile(latencies, 99), 1),
+        "server_work_p50_ms": round(statistics.median(computed), 1) if computed else None,
+        "server_start_s": round(start_s, 1), "method": args.method, "cpus": os.cpu_count(),
+        "cache": args.cache, "cached_answers": len(server_ms) - len(computed),
+    }
+    print("| clients × queries | answer cache | cached answers | errors | requests/s | p50 ms | "
+          "p95 ms | p99 ms | retrieval p50 ms (inside the server, computed answers) |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| {args.clients} × {args.queries} | {args.cache or 'off'} | "
+          f"{result['cached_answers']} | {result['errors']} | {result['requests_per_s']} | "
+          f"{result['p50_ms']} | {result['p95_ms']} | {result['p99_ms']} | "
+          f"{result['server_work_p50_ms']} |")
+    for error in errors[:5]:
+        print(f"error: {error}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
