@@ -61,7 +61,7 @@ def wait_healthy(url: str, server: subprocess.Popen[bytes]) -> float:
 
 def percentile(values: list[float], pct: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(pct / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(pct / 100 * (len(ordered) - 1)))]
 
 
 def client(port: int, questions: list[str], start: int, count: int, body: dict[str, object],
