@@ -49,12 +49,35 @@ def test_errors_name_the_file(env: dict[str, str], tmp_path: Path) -> None:
     assert missing.code == 1 and "nope.json: cannot read file" in missing.stderr
 
 
-def test_extract_without_an_llm_says_how_to_configure_one(env: dict[str, str],
-                                                          tmp_path: Path) -> None:
+def test_extract_with_the_llm_forced_but_none_says_how_to_configure_one(
+        env: dict[str, str], tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("Marie Curie was born in Warsaw.", encoding="utf-8")
-    done = run_cli("ingest", "--extract", str(tmp_path), env={**env, "HOPGRAPH_LLM_MODEL": ""})
+    done = run_cli("ingest", "--extract", "--extractor", "llm", str(tmp_path),
+                   env={**env, "HOPGRAPH_LLM_MODEL": ""})
     assert done.code == 1
     assert "needs an LLM" in done.stderr and "HOPGRAPH_LLM_MODEL" in done.stderr
+
+
+def test_extract_without_an_llm_uses_the_offline_extractor(env: dict[str, str],
+                                                           tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "curie.md").write_text(
+        "# Marie Curie\n\nMarie Curie was born in Warsaw in 1867. She won the Nobel Prize "
+        "in Physics with Pierre Curie.\n", encoding="utf-8")
+    (folder / "notes.txt").write_text("只有中文的文本。没有大写字母。\n", encoding="utf-8")
+    no_llm = {**env, "HOPGRAPH_LLM_MODEL": ""}
+    dry = run_cli("ingest", "--extract", "--dry-run", str(folder), env=no_llm)
+    assert dry.code == 0, dry.stderr
+    assert "(title 'Marie Curie')" in dry.stdout and "Warsaw" in dry.stdout
+    assert "no storage" not in dry.stderr and "offline extractor" in dry.stderr
+    done = run_cli("ingest", "--extract", "--json", "--quiet", str(folder), env=no_llm)
+    assert done.code == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["extractor"] == "offline" and summary["passages_added"] == 2
+    assert summary["relations_added"] >= 3
+    query = run_cli("query", "Where was the Nobel Prize winner born?", "--json", env=env)
+    assert any("Warsaw" in p["text"] for p in json.loads(query.stdout)["graph"])
 
 
 def test_extract_dry_run_then_ingest(tmp_path: Path) -> None:

@@ -10,7 +10,10 @@ from pathlib import Path
 
 from hopgraph.api import GraphRAG
 from hopgraph.cli.common import Bars
+from hopgraph.errors import InputError
 from hopgraph.identity import content_key
+from hopgraph.ingest.loaders import read_text
+from hopgraph.records import LoadReport
 from hopgraph.retrieve import OFFLINE_METHODS
 
 
@@ -32,7 +35,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         uri = args.uri if (args.uri or args.graph) else str(Path(tmp) / "eval.db")
         graph = args.graph or "eval"
         with GraphRAG(uri=uri, graph=graph, token=args.token, embedder=args.embedder) as rag:
-            summary = rag.add_files([args.openie], progress=None if args.quiet else Bars())
+            bars = None if args.quiet else Bars()
+            if args.extract:
+                summary = rag.add_reports([_extracted(Path(args.corpus))], progress=bars)
+            else:
+                summary = rag.add_files([args.openie], progress=bars)
         print(f"indexed {summary.passages_added} passages ({summary.passages_present} "
               f"present), {summary.relations_added} relations, skipped "
               f"{summary.triplets_skipped} malformed triplets in {summary.seconds:.1f}s; "
@@ -64,12 +71,33 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _extracted(corpus: Path) -> LoadReport:
+    """The corpus's passages with triplets from the offline extractor (raw text only)."""
+    import time
+
+    from hopgraph.ingest.offline_extractor import extract_corpus
+
+    started = time.perf_counter()
+    items = json.loads(read_text(corpus))
+    if not isinstance(items, list):
+        raise InputError('expected a list of {"title", "text"} objects', where=str(corpus))
+    report, stats = extract_corpus(items, str(corpus))
+    seconds = time.perf_counter() - started
+    print(f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
+          f"{stats.triplets} triplets in {seconds:.1f}s "
+          f"({stats.passages / max(seconds, 1e-9):.0f} passages/s)", file=sys.stderr)
+    return report
+
+
 def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
                ) -> None:
     """The `eval` subcommand."""
     p = sub.add_parser("eval", parents=parents, help="Recall@2/5 and latency on a benchmark")
     p.add_argument("--corpus", required=True, help="corpus.json ([{title, text}])")
-    p.add_argument("--openie", required=True, help="HippoRAG OpenIE file with the triplets")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--openie", help="HippoRAG OpenIE file with the triplets")
+    source.add_argument("--extract", choices=["offline"],
+                        help="build the graph from the corpus text with the offline extractor")
     p.add_argument("--questions", required=True, help="questions with supporting paragraphs")
     p.add_argument("--method", action="append", choices=OFFLINE_METHODS,
                    help="method to run (repeatable; default: all offline methods)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from hopgraph.cli.common import Bars, llm_client, open_graph
 from hopgraph.config import NO_LLM_HELP
@@ -12,8 +13,36 @@ from hopgraph.errors import LLMError
 from hopgraph.records import IngestSummary, LoadReport
 
 
+def _offline(args: argparse.Namespace, reading: LoadReport, docs: list, chunks: list
+             ) -> list[LoadReport] | None:
+    """Chunks → triplets by the offline extractor; with --dry-run a sample per document."""
+    from hopgraph.ingest.offline_extractor import document_title, extract_chunks
+
+    titles = {doc.path: document_title(doc.path, doc.text) for doc in docs}
+    started = time.perf_counter()
+    report, stats = extract_chunks(chunks, titles)
+    seconds = time.perf_counter() - started
+    print(f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
+          f"{stats.triplets} triplets from {len(docs)} documents in {seconds:.2f}s",
+          file=sys.stderr)
+    for note in stats.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.dry_run:
+        for doc in docs:
+            mine = [r for r in report.records if r.metadata["source"] == doc.path]
+            print(f"{doc.path} (title {titles[doc.path]!r}): {len(mine)} passages, "
+                  f"{sum(len(r.triplets) for r in mine)} triplets")
+            for triplet in [t for r in mine for t in r.triplets][:8]:
+                print(f"  ({triplet.subject} | {triplet.predicate} | {triplet.object})")
+        for problem in reading.problems:
+            print(f"skipped {problem}", file=sys.stderr)
+        return None
+    return [reading, report]
+
+
 def _extract(args: argparse.Namespace) -> list[LoadReport] | None:
-    """Raw documents → chunks → LLM triplets, as load reports; None after a dry run."""
+    """Raw documents → chunks → triplets (the LLM when one is configured or asked for, else
+    the offline extractor), as load reports; None after a dry run."""
     from hopgraph.ingest.documents import chunk_documents, read_documents
     from hopgraph.ingest.llm_extractor import estimate, extract_records
 
@@ -21,6 +50,13 @@ def _extract(args: argparse.Namespace) -> list[LoadReport] | None:
     docs = read_documents(args.files, reading.problems)
     chunks = chunk_documents(docs, chunk_tokens=args.chunk_tokens,
                              overlap_tokens=args.overlap_tokens)
+    configured = llm_client(args) if args.extractor != "offline" else None
+    args.extractor_used = "llm" if configured is not None or args.extractor == "llm" else (
+        "offline")
+    if configured is not None:
+        configured.close()
+    if args.extractor_used == "offline":
+        return _offline(args, reading, docs, chunks)
     if args.dry_run:
         guess = estimate(chunks)
         print(f"{len(docs)} documents, {guess.chunks} chunks of <= {args.chunk_tokens} tokens "
@@ -68,9 +104,14 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         else:
             summary = rag.add_files(args.files, progress=bars, append=args.append)
     if args.json:
-        print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
+        view = summary.as_dict()
+        if args.extract:
+            view["extractor"] = args.extractor_used
+        print(json.dumps(view, ensure_ascii=False, indent=2))
     else:
         print_summary(summary, args.show_problems)
+        if args.extract:
+            print(f"extractor: {args.extractor_used}")
     return 0
 
 
@@ -107,7 +148,10 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("files", nargs="+", help="JSON, JSONL or HippoRAG OpenIE files; with "
                    "--extract: .txt, .md, .pdf files or folders of them")
     p.add_argument("--extract", action="store_true",
-                   help="raw documents: chunk them and extract triplets with the LLM")
+                   help="raw documents: chunk them and extract triplets (with the LLM when "
+                        "one is configured, else offline)")
+    p.add_argument("--extractor", choices=["auto", "offline", "llm"], default="auto",
+                   help="with --extract: force the offline extractor or the LLM")
     p.add_argument("--dry-run", action="store_true",
                    help="with --extract: print chunks and estimated tokens, call nothing")
     p.add_argument("--chunk-tokens", type=int, default=512, help="chunk size (512)")
