@@ -83,6 +83,11 @@ def test_deterministic() -> None:
     assert extract("Marie Curie", text) == extract("Marie Curie", text)
 
 
+def test_a_disambiguated_title_names_the_entity_other_passages_mention() -> None:
+    triplets = extract("David Smith (director)", "He directed Rolling Thunder in 1977.")
+    assert Triplet("David Smith", "directed", "Rolling Thunder") in triplets
+
+
 def test_document_titles() -> None:
     assert document_title("notes/a.md", "intro\n# Marie Curie\ntext") == "Marie Curie"
     assert document_title("notes/b.txt", "Ada Lovelace\n\nShe wrote notes.") == "Ada Lovelace"

@@ -16,6 +16,8 @@ from hopgraph.ingest.loaders import read_text
 from hopgraph.records import LoadReport
 from hopgraph.retrieve import OFFLINE_METHODS
 
+RULES = ("title", "pairs", "surnames", "numbers")  # offline_extractor.Rules
+
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Recall@2/5 and latency of each method on a HippoRAG-format benchmark."""
@@ -37,7 +39,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         with GraphRAG(uri=uri, graph=graph, token=args.token, embedder=args.embedder) as rag:
             bars = None if args.quiet else Bars()
             if args.extract:
-                summary = rag.add_reports([_extracted(Path(args.corpus))], progress=bars)
+                summary = rag.add_reports([_extracted(Path(args.corpus), args.without or [])],
+                                          progress=bars)
             else:
                 summary = rag.add_files([args.openie], progress=bars)
         print(f"indexed {summary.passages_added} passages ({summary.passages_present} "
@@ -71,17 +74,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _extracted(corpus: Path) -> LoadReport:
-    """The corpus's passages with triplets from the offline extractor (raw text only)."""
+def _extracted(corpus: Path, without: list[str]) -> LoadReport:
+    """The corpus's passages with triplets from the offline extractor (raw text only),
+    without the named rules (for the ablation)."""
     import time
 
-    from hopgraph.ingest.offline_extractor import extract_corpus
+    from hopgraph.ingest.offline_extractor import Rules, extract_corpus
 
     started = time.perf_counter()
     items = json.loads(read_text(corpus))
     if not isinstance(items, list):
         raise InputError('expected a list of {"title", "text"} objects', where=str(corpus))
-    report, stats = extract_corpus(items, str(corpus))
+    report, stats = extract_corpus(items, str(corpus),
+                                   Rules(**dict.fromkeys(without, False)))
     seconds = time.perf_counter() - started
     print(f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
           f"{stats.triplets} triplets in {seconds:.1f}s "
@@ -98,6 +103,9 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     source.add_argument("--openie", help="HippoRAG OpenIE file with the triplets")
     source.add_argument("--extract", choices=["offline"],
                         help="build the graph from the corpus text with the offline extractor")
+    p.add_argument("--without", action="append", choices=RULES, metavar="RULE",
+                   help=f"with --extract offline: turn a rule off ({', '.join(RULES)}; "
+                        "repeatable; for the ablation)")
     p.add_argument("--questions", required=True, help="questions with supporting paragraphs")
     p.add_argument("--method", action="append", choices=OFFLINE_METHODS,
                    help="method to run (repeatable; default: all offline methods)")

@@ -9,7 +9,8 @@ Rules (the README's ablation table measures each):
   word opening a sentence ("The", "In", "He") is not a mention;
 - "title": the passage's title stands for the sentences that refer back to it (opening with
   a pronoun or "The <noun>") and is linked to every mention of its passage, the predicate
-  being the words just before the mention;
+  being the words just before the mention; a trailing "(...)" that tells namesakes apart is
+  not part of the entity's name;
 - "pairs": consecutive mentions of a sentence are linked by the words between them;
 - "surnames": a one-word mention that ends a longer mention of the same passage ("Euler" in
   a passage naming "Leonhard Euler") is that entity.
@@ -150,7 +151,7 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     """Triplets of one passage (`text` without its title line)."""
     rules = rules or Rules()
     report = report if report is not None else OfflineReport()
-    title = (title or "").strip() or None
+    title = title_entity(title or "") or None
     triplets: list[Triplet] = []
     analyzed = [[(token.spacing, token.value) for token in sentence]
                 for paragraph in segmenter.analyze(text) for sentence in paragraph]
@@ -187,6 +188,16 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     if not triplets:
         report.without_triplets += 1
     return triplets
+
+
+_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+def title_entity(title: str) -> str:
+    """The entity a title names: without a trailing "(...)" that tells namesakes apart
+    ("David Smith (director)" is the "David Smith" other passages mention)."""
+    title = title.strip()
+    return _DISAMBIGUATION.sub("", title) or title
 
 
 def _surnames(names: set[str]) -> dict[str, str]:
