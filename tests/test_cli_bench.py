@@ -54,6 +54,28 @@ def test_eval_reports_recall_of_every_method(hipporag_set: list[str], tmp_path: 
     assert not (tmp_path / "hopgraph.db").exists()  # a temporary graph, not the default one
 
 
+def test_eval_from_raw_text_with_the_offline_extractor(hipporag_set: list[str], tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from dataclasses import fields
+
+    from hopgraph.cli.bench import RULES
+    from hopgraph.ingest.offline_extractor import Rules
+
+    assert set(RULES) == {f.name for f in fields(Rules)}
+    clean_env(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    raw = [arg for arg in hipporag_set if not arg.endswith("openie.json") and arg != "--openie"]
+    out = tmp_path / "raw.json"
+    done = run_cli("eval", *raw, "--extract", "offline", "--without", "surnames",
+                   "--method", "naive", "--method", "default", "--json", str(out))
+    assert done.code == 0, done.stderr
+    assert "offline extractor: 4 passages" in done.stderr
+    report = json.loads(out.read_text())
+    assert set(report["methods"]) == {"naive", "default"}
+    both = run_cli("eval", *hipporag_set, "--extract", "offline")
+    assert both.code == 2  # --openie or --extract, not both
+
+
 def test_eval_in_a_new_process_with_a_remote_embedder(hipporag_set: list[str], tmp_path: Path,
                                                       server: FakeLLMServer) -> None:
     """The process smoke test; embeddings come from the scripted server, so no model loads."""
