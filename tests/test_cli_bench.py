@@ -66,7 +66,7 @@ def test_eval_from_raw_text_with_the_offline_extractor(hipporag_set: list[str], 
     monkeypatch.chdir(tmp_path)
     raw = [arg for arg in hipporag_set if not arg.endswith("openie.json") and arg != "--openie"]
     out = tmp_path / "raw.json"
-    done = run_cli("eval", *raw, "--extract", "offline", "--without", "surnames",
+    done = run_cli("eval", *raw, "--extract", "offline", "--without", "pairs", "--with", "surnames",
                    "--method", "naive", "--method", "default", "--json", str(out))
     assert done.code == 0, done.stderr
     assert "offline extractor: 4 passages" in done.stderr

@@ -331,3 +331,18 @@ def test_graph_without_equals_a_graph_built_without_those_rows() -> None:
     assert small.documents() == expected.documents()
     assert masks["relations"].sum() == len(small.relation_ids)
     assert (small.incidence.toarray().sum(axis=0) > 0).all()
+
+
+def test_add_documents_from_raw_text_with_the_offline_extractor(open_graph, tmp_path: Path
+                                                                ) -> None:
+    folder = tmp_path / "raw"
+    folder.mkdir()
+    (folder / "curie.md").write_text("# Marie Curie\n\nShe was born in Warsaw. She won the "
+                                     "Nobel Prize in Physics.\n", encoding="utf-8")
+    rag = open_graph("raw_docs")
+    summary = rag.add_documents([folder])  # no LLM: the offline extractor
+    assert summary.passages_added == 1 and summary.relations_added >= 2
+    assert rag.documents() == {str(folder / "curie.md"): 1}
+    assert relation_id("Marie Curie", "she was born in", "Warsaw") in rag.graph.relation_index
+    with pytest.raises(Exception, match="needs an LLM"):
+        rag.add_documents([folder], extractor="llm")

@@ -43,10 +43,10 @@ def test_a_sentence_opening_with_a_pronoun_or_the_noun_is_about_the_title() -> N
 
 def test_a_surname_is_the_full_name_of_the_same_passage() -> None:
     text = "Leonhard Euler studied under Johann Bernoulli. Euler later moved to Berlin."
-    triplets = extract(None, text)
+    triplets = extract(None, text, Rules(surnames=True))
     assert Triplet("Leonhard Euler", "later moved to", "Berlin") in triplets
-    off = extract(None, text, Rules(surnames=False))
-    assert Triplet("Euler", "later moved to", "Berlin") in off
+    default = extract(None, text)  # off by default (measured: see the README's ablation)
+    assert Triplet("Euler", "later moved to", "Berlin") in default
 
 
 def test_rules_can_be_turned_off_one_by_one() -> None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from hopgraph.config import Settings
 from hopgraph.embed import Embedder, make_embedder
-from hopgraph.errors import StoreError
+from hopgraph.errors import StoreError, UsageError
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import Ingestor, Progress, load_file, prune, read_row
 from hopgraph.ingest.loaders import check_record
@@ -183,6 +183,31 @@ class GraphRAG:
         file is a document (`source_doc_id`) unless its rows name theirs (`"doc_id"`); a
         stored document is replaced by its new content unless `append`."""
         return self.add_reports([load_file(path) for path in paths], progress, append)
+
+    def add_documents(self, paths: Iterable[str | Path], extractor: str = "auto",
+                      progress: Progress | None = None, append: bool = False
+                      ) -> IngestSummary:
+        """Ingest raw .txt/.md/.pdf files or folders: chunked, triplets by the LLM
+        (`extractor="llm"`, or "auto" when this GraphRAG has one) or by the offline
+        extractor ("offline", or "auto" without an LLM). Each file is a document."""
+        from hopgraph.ingest.documents import chunk_documents, read_documents
+        from hopgraph.ingest.offline_extractor import document_title, extract_chunks
+
+        if extractor not in ("auto", "offline", "llm"):
+            raise UsageError(f"unknown extractor {extractor!r}", fix="auto, offline or llm")
+        reading = LoadReport(path="documents")
+        docs = read_documents(paths, reading.problems)
+        chunks = chunk_documents(docs)
+        if extractor == "llm" or (extractor == "auto" and self.llm is not None):
+            if self.llm is None:
+                raise UsageError("extractor 'llm' needs an LLM", fix="GraphRAG(llm=...)")
+            from hopgraph.ingest.llm_extractor import extract_records
+
+            report: LoadReport = extract_records(self.llm, chunks)
+        else:
+            titles = {doc.path: document_title(doc.path, doc.text) for doc in docs}
+            report, _ = extract_chunks(chunks, titles)
+        return self.add_reports([reading, report], progress, append)
 
     def add_reports(self, reports: list[LoadReport], progress: Progress | None = None,
                     append: bool = False) -> IngestSummary:

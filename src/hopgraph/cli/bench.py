@@ -39,7 +39,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         with GraphRAG(uri=uri, graph=graph, token=args.token, embedder=args.embedder) as rag:
             bars = None if args.quiet else Bars()
             if args.extract:
-                summary = rag.add_reports([_extracted(Path(args.corpus), args.without or [])],
+                rules = {**dict.fromkeys(args.without or [], False),
+                         **dict.fromkeys(args.with_rule or [], True)}
+                summary = rag.add_reports([_extracted(Path(args.corpus), rules)],
                                           progress=bars)
             else:
                 summary = rag.add_files([args.openie], progress=bars)
@@ -74,9 +76,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
-def _extracted(corpus: Path, without: list[str]) -> LoadReport:
-    """The corpus's passages with triplets from the offline extractor (raw text only),
-    without the named rules (for the ablation)."""
+def _extracted(corpus: Path, rules: dict[str, bool]) -> LoadReport:
+    """The corpus's passages with triplets from the offline extractor (raw text only), the
+    named rules turned on or off (for the ablation)."""
     import time
 
     from hopgraph.ingest.offline_extractor import Rules, extract_corpus
@@ -85,8 +87,7 @@ def _extracted(corpus: Path, without: list[str]) -> LoadReport:
     items = json.loads(read_text(corpus))
     if not isinstance(items, list):
         raise InputError('expected a list of {"title", "text"} objects', where=str(corpus))
-    report, stats = extract_corpus(items, str(corpus),
-                                   Rules(**dict.fromkeys(without, False)))
+    report, stats = extract_corpus(items, str(corpus), Rules(**rules))
     seconds = time.perf_counter() - started
     print(f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
           f"{stats.triplets} triplets in {seconds:.1f}s "
@@ -106,6 +107,8 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--without", action="append", choices=RULES, metavar="RULE",
                    help=f"with --extract offline: turn a rule off ({', '.join(RULES)}; "
                         "repeatable; for the ablation)")
+    p.add_argument("--with", dest="with_rule", action="append", choices=RULES, metavar="RULE",
+                   help="with --extract offline: turn a rule on (surnames is off by default)")
     p.add_argument("--questions", required=True, help="questions with supporting paragraphs")
     p.add_argument("--method", action="append", choices=OFFLINE_METHODS,
                    help="method to run (repeatable; default: all offline methods)")
