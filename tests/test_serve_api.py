@@ -287,22 +287,43 @@ def test_answers_follow_the_schema_and_repeats_come_from_the_cache_until_a_write
 
 
 def test_identical_requests_at_once_are_computed_once(rag: GraphRAG) -> None:
+    """The first computation is held until the other five have asked: they must wait for
+    it (not compute, and not find it cached yet)."""
     service = GraphService(rag)
-    calls = []
+    calls, started, release = [], threading.Event(), threading.Event()
     original = GraphService._answer
 
-    def counted(*args: object) -> object:
+    def held(*args: object) -> object:
         calls.append(1)
+        started.set()
+        assert release.wait(60)
         return original(*args)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(GraphService, "_answer", staticmethod(counted))
+        patch.setattr(GraphService, "_answer", staticmethod(held))
         answers: list[dict] = []
-        threads = [threading.Thread(target=lambda: answers.append(
-            service.query(QUESTION, "default", 4, 1, None))) for _ in range(6)]
-        for thread in threads:
+
+        def ask() -> None:
+            answers.append(service.query(QUESTION, "default", 4, 1, None))
+
+        current = service._current
+        entered, answer = [], current.answer
+
+        def counted(*args: object) -> object:
+            entered.append(1)
+            return answer(*args)
+
+        patch.setattr(current, "answer", counted)
+        first = threading.Thread(target=ask)
+        first.start()
+        assert started.wait(60)
+        others = [threading.Thread(target=ask) for _ in range(5)]
+        for thread in others:
             thread.start()
-        for thread in threads:
+        while len(entered) < 6:  # every request is in, the first still computing
+            threading.Event().wait(0.01)
+        release.set()
+        for thread in [first, *others]:
             thread.join(60)
     assert len(answers) == 6 and len({json.dumps(a["graph"]) for a in answers}) == 1
-    assert len(calls) < 6 and sum(not a["cached"] for a in answers) == len(calls)
+    assert len(calls) == 1 and sum(not a["cached"] for a in answers) == 1

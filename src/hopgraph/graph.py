@@ -182,11 +182,11 @@ class KnowledgeGraph:
     ) -> int:
         """Register a relation or update its passages; returns its index."""
         index = self.relation_index.get(relation_id)
+        if index is not None:
+            self.set_passages(index, passage_ids)
+            return index
         self._entity_passages.clear()
         passages = [self.add_passage(p) for p in passage_ids]
-        if index is not None:
-            self._p_changed[index] = np.array(passages, dtype=np.int64)
-            return index
         subject = self.add_entity(subject_id, subject_id)
         obj = self.add_entity(object_id, object_id)
         index = len(self.relation_ids)
@@ -199,6 +199,12 @@ class KnowledgeGraph:
         self._p_indptr.append(self._p_index.size)
         self._incidence = self._incidence_t = None
         return index
+
+    def set_passages(self, relation: int, passage_ids: list[str]) -> None:
+        """Replace the passage list of relation `relation` (an index)."""
+        self._entity_passages.clear()
+        self._p_changed[relation] = np.array([self.add_passage(p) for p in passage_ids],
+                                             dtype=np.int64)
 
     def set_entity_name(self, entity_id: str, name: str) -> None:
         """Give an entity its display name (loaded separately from its relations)."""

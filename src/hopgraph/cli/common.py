@@ -16,13 +16,19 @@ from hopgraph.llm import LLMClient
 from hopgraph.store import MilvusStore
 
 
-def llm_client(args: argparse.Namespace) -> LLMClient | None:
-    """The LLM client the arguments and HOPGRAPH_LLM_* ask for, or None (offline)."""
+def llm_configured(args: argparse.Namespace) -> LLMSettings | None:
+    """The LLM settings the arguments and HOPGRAPH_LLM_* give, when they name a model."""
     if getattr(args, "no_llm", False):
         return None
     settings = LLMSettings.from_env(model=getattr(args, "llm", None),
                                     base_url=getattr(args, "llm_base_url", None))
-    return LLMClient(settings) if settings.configured else None
+    return settings if settings.configured else None
+
+
+def llm_client(args: argparse.Namespace) -> LLMClient | None:
+    """The LLM client the arguments and HOPGRAPH_LLM_* ask for, or None (offline)."""
+    settings = llm_configured(args)
+    return LLMClient(settings) if settings is not None else None
 
 
 def open_graph(args: argparse.Namespace, create: bool = True, llm: LLMClient | None = None

@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from hopgraph.cli.common import Bars, llm_client, open_graph
+from hopgraph.cli.common import Bars, llm_client, llm_configured, open_graph
 from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.records import IngestSummary, LoadReport
@@ -50,11 +50,8 @@ def _extract(args: argparse.Namespace) -> list[LoadReport] | None:
     docs = read_documents(args.files, reading.problems)
     chunks = chunk_documents(docs, chunk_tokens=args.chunk_tokens,
                              overlap_tokens=args.overlap_tokens)
-    configured = llm_client(args) if args.extractor != "offline" else None
-    args.extractor_used = "llm" if configured is not None or args.extractor == "llm" else (
-        "offline")
-    if configured is not None:
-        configured.close()
+    configured = args.extractor != "offline" and llm_configured(args) is not None
+    args.extractor_used = "llm" if configured or args.extractor == "llm" else "offline"
     if args.extractor_used == "offline":
         return _offline(args, reading, docs, chunks)
     if args.dry_run:

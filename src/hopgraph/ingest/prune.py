@@ -97,8 +97,7 @@ def apply(store: MilvusStore, graph: KnowledgeGraph, todo: Plan, begin: Callable
     _drop(store, store.relations, [graph.relation_ids[r] for r in todo.relations.tolist()])
     _drop(store, store.passages, [graph.passage_ids[p] for p in todo.passages.tolist()])
     for r, kept in todo.shrink.items():
-        graph.add_relation(graph.relation_ids[r], "", "", "",
-                           [graph.passage_ids[p] for p in kept])
+        graph.set_passages(r, [graph.passage_ids[p] for p in kept])
     pruned, masks = graph.without(todo.relations, todo.entities, todo.passages)
     removal.passages = len(todo.passages)
     removal.relations = len(todo.relations)
