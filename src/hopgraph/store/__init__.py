@@ -1,7 +1,11 @@
 """Storage: the only package that imports pymilvus. One graph = four Milvus collections."""
 
-from hopgraph.store.milvus import MilvusStore
-from hopgraph.store.schema import (
+from hopgraph.config import quiet_grpc
+
+quiet_grpc()  # before any module of this package imports pymilvus (and with it gRPC)
+
+from hopgraph.store.milvus import MilvusStore  # noqa: E402
+from hopgraph.store.schema import (  # noqa: E402
     DOC_ID_MAX,
     ID_MAX,
     MAX_TOP_K,

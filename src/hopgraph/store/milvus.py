@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,12 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
-# Milvus Lite's embedded server throttles the client's keepalive pings and gRPC's C core
-# prints each "GOAWAY too_many_pings" to stderr; the client reconnects by itself. Errors
-# that matter still reach us as exceptions. Must be set before gRPC loads.
-os.environ.setdefault("GRPC_VERBOSITY", "NONE")
-
 from pymilvus.exceptions import MilvusException
 
 from hopgraph.config import cache_dir
