@@ -39,7 +39,7 @@ def check_equivalent(graph: KnowledgeGraph, rng: np.random.Generator, trials: in
         seed_e = rng.choice(n_ent, size=rng.integers(0, 4), replace=False).tolist()
         seed_r = rng.choice(n_rel, size=rng.integers(0, 4), replace=False).tolist()
         for degree in (1, 2):
-            walked = graph.expand(seed_e, seed_r, degree).relations
+            walked = graph.expand(seed_e, seed_r, degree)
             powered = reference.expand(seed_e, seed_r, degree)
             assert np.array_equal(walked, powered), (seed_e, seed_r, degree)
 
@@ -49,7 +49,7 @@ def test_expansion_matches_matrix_powers_on_bernoulli() -> None:
     check_equivalent(graph, np.random.default_rng(0), trials=40)
     # Euler's only link is through Johann: degree 1 from Euler reaches Johann's relations.
     euler = graph.entity_index[entity_id("Euler")]
-    texts = {graph.relations[r].text for r in graph.expand([euler], [], 1).relations}
+    texts = {graph.relations[r].text for r in graph.expand([euler], [], 1)}
     # Euler's one relation reaches the node "Johann Bernoulli's influence", which has no
     # other relation: degree 1 stays within that pair.
     assert texts == {"Johann Bernoulli's influence was profound on Euler"}
@@ -62,21 +62,18 @@ def test_expansion_matches_matrix_powers_on_random_graph(seed: int) -> None:
     check_equivalent(graph, np.random.default_rng(seed), trials=15)
 
 
-def test_expansion_records_hops_and_rejects_bad_degree() -> None:
+def test_expansion_reaches_neighbours_and_rejects_bad_degree() -> None:
     graph = KnowledgeGraph()
     graph.add_relation("r0", "a", "b", "a-b", [])
     graph.add_relation("r1", "b", "c", "b-c", [])
     graph.add_relation("r2", "c", "d", "c-d", [])
     graph.add_relation("r3", "x", "y", "x-y", [])
-    found = graph.expand([], [0], 1)
-    assert found.relations.tolist() == [0, 1]
-    assert found.hops.tolist() == [0, 1]
-    assert graph.expand([], [0], 2).relations.tolist() == [0, 1, 2]
-    assert graph.expand([], [0], 2).hops.tolist() == [0, 1, 2]
-    # entity a: degree 1 reaches entities {a, b} and so relations r0 (hop 1), r1 (hop 2)
+    assert graph.expand([], [0], 1).tolist() == [0, 1]
+    assert graph.expand([], [0], 2).tolist() == [0, 1, 2]
+    # entity a: degree 1 reaches entities {a, b} and so relations r0 and r1
     from_a = graph.expand([graph.entity_index["a"]], [], 1)
-    assert from_a.relations.tolist() == [0, 1] and from_a.hops.tolist() == [1, 2]
-    assert graph.expand([], [], 2).relations.tolist() == []
+    assert from_a.tolist() == [0, 1]
+    assert graph.expand([], [], 2).tolist() == []
     with pytest.raises(ValueError, match="degree"):
         graph.expand([], [0], 0)
 
@@ -87,6 +84,18 @@ def test_adding_a_relation_twice_updates_its_passages() -> None:
     again = graph.add_relation("r0", "a", "b", "a-b", ["p1", "p2"])
     assert first == again and graph.relations[0].passage_ids == ["p1", "p2"]
     assert graph.incidence.shape == (2, 1)
+
+
+def test_copy_and_citing_see_replaced_passage_lists() -> None:
+    graph = KnowledgeGraph()
+    graph.add_relation("r0", "a", "b", "a-b", ["p0"])
+    graph.add_relation("r1", "b", "c", "b-c", ["p1"])
+    graph.add_relation("r0", "a", "b", "a-b", ["p1", "p2"])  # replaced, not yet folded
+    copy = graph.copy()
+    graph.add_relation("r1", "b", "c", "b-c", ["p0"])  # the copy keeps its own lists
+    assert [r.passage_ids for r in copy.relations] == [["p1", "p2"], ["p1"]]
+    assert copy.citing(np.array([copy.passage_index["p1"]])).tolist() == [0, 1]
+    assert graph.citing(np.array([graph.passage_index["p0"]])).tolist() == [1]
 
 
 def test_columns_round_trip_with_updated_passages() -> None:

@@ -82,7 +82,7 @@ def test_backoff_grows_and_honours_retry_after(
     server: FakeLLMServer, make_client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     slept: list[float] = []
-    monkeypatch.setattr("hopgraph.llm.time.sleep", slept.append)
+    monkeypatch.setattr("hopgraph.llm.client.time.sleep", slept.append)
     server.script(Reply(status=502), Reply(status=503),
                   Reply(status=429, headers={"Retry-After": "7"}), Reply(content="ok"))
     client = make_client(max_retries=3, retry_base_delay=0.5)

@@ -5,7 +5,7 @@ import hopgraph
 PUBLIC = [
     "METHODS", "OFFLINE_METHODS", "EmbedderError", "Embedder", "GraphRAG", "HopgraphError",
     "IngestSummary", "InputError", "LLMClient", "LLMError", "LLMSettings", "LoadReport",
-    "PassageHit", "PassageRecord", "Problem", "RelationHit", "Retrieval", "Settings",
+    "PassageHit", "PassageRecord", "Problem", "Query", "RelationHit", "Retrieval", "Settings",
     "StoreError", "Triplet", "UsageError",
 ]
 
@@ -17,7 +17,7 @@ def test_all_is_pinned() -> None:
 
 
 def test_methods_and_errors_are_what_they_say() -> None:
-    assert hopgraph.OFFLINE_METHODS == ("default", "naive", "naive_lexical", "seed")
-    assert (*hopgraph.OFFLINE_METHODS, "llm") == hopgraph.METHODS
+    assert hopgraph.METHODS == ("naive", "naive_lexical", "seed", "default", "llm")
+    assert hopgraph.OFFLINE_METHODS == ("naive", "naive_lexical", "seed", "default")
     for name in ("UsageError", "InputError", "StoreError", "EmbedderError", "LLMError"):
         assert issubclass(getattr(hopgraph, name), hopgraph.HopgraphError)

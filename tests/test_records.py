@@ -29,7 +29,7 @@ def test_one_json_view_for_a_retrieval_and_a_comparison() -> None:
     naive = Retrieval("q?", "naive", [PassageHit("p2", "other", 0.5)], timings_ms={"total": 1.0})
     view = graph.as_dict()
     assert view["passages"] == [{"id": "p1", "text": "text", "score": 0.123457,
-                                 "relations": ["r"], "via": ["r1"]}]
+                                 "relations": ["r"], "via": ["r1"], "doc_id": None}]
     assert view["relations"][0]["score"] == 0.987654
     both = comparison_json(graph, naive)
     assert list(both) == ["question", "method", "graph", "naive", "entities", "relations",

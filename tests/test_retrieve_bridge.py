@@ -10,6 +10,12 @@ from hopgraph.retrieve import bridge
 from hopgraph.retrieve.bridge import BridgeFinder, Probe, Scored, can_bridge, merge_searches
 
 
+def arrays(scores: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Relation scores as the parallel arrays `chain_candidates` takes."""
+    return (np.fromiter(scores, dtype=np.int64, count=len(scores)),
+            np.fromiter(scores.values(), dtype=np.float64, count=len(scores)))
+
+
 def make_graph(relations: list[tuple[str, str, str, list[str]]]) -> KnowledgeGraph:
     """(subject, predicate, object, passage ids) → a graph whose entity ids are their names."""
     graph = KnowledgeGraph()
@@ -89,7 +95,7 @@ def test_chain_ranks_third_hop_entities_by_path_score() -> None:
                           linked={idx(graph, "Leonhard Euler")})
     around = {rel(graph, "Daniel Bernoulli", "was the son of", "Johann Bernoulli"): 0.40,
               rel(graph, "Johann Bernoulli", "was born in", "Basel"): 0.45}
-    candidates = finder.chain_candidates(first, around, taken={first.entity},
+    candidates = finder.chain_candidates(first, *arrays(around), taken={first.entity},
                                          inner={first.entity})
     assert [graph.entity_names[e] for e, _, _ in candidates] == ["Basel", "Daniel Bernoulli"]
     # Basel's link is closer, but Daniel's onward relation matches the question far better.
@@ -171,5 +177,5 @@ def test_vectorized_choices_equal_the_plain_loops(seed: int) -> None:
         assert finder.bridges(scores, limit) == _loop_bridges(finder, scores, limit)
         first = finder.probe(int(rng.integers(0, len(graph.entity_ids))), 1.0, int(rels[0]))
         inner, taken = {first.entity}, {int(rng.integers(0, len(graph.entity_ids)))}
-        assert finder.chain_candidates(first, scores, taken, inner) == _loop_chain(
+        assert finder.chain_candidates(first, *arrays(scores), taken, inner) == _loop_chain(
             finder, first, scores, taken, inner)

@@ -21,8 +21,7 @@ def client(server: FakeLLMServer, tmp_path: Path, timeout: float = 5.0) -> LLMCl
 
 
 def with_llm(rag: GraphRAG, llm: LLMClient) -> GraphRAG:
-    rag.llm = llm
-    rag._retriever = None
+    rag.llm = llm  # a new retriever, with the LLM
     return rag
 
 
@@ -30,7 +29,6 @@ def with_llm(rag: GraphRAG, llm: LLMClient) -> GraphRAG:
 def rag(bernoulli: GraphRAG) -> Iterator[GraphRAG]:
     yield bernoulli
     bernoulli.llm = None
-    bernoulli._retriever = None
 
 
 def test_good_llm_follows_the_chain(rag: GraphRAG, server: FakeLLMServer,

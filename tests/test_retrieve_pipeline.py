@@ -1,7 +1,7 @@
 import pytest
 from conftest import QUESTION
 
-from hopgraph import GraphRAG
+from hopgraph import GraphRAG, Query
 from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.retrieve.search import MilvusSearcher
 
@@ -52,8 +52,8 @@ def test_given_entities_and_degree(bernoulli: GraphRAG) -> None:
     assert len(wide.relations) >= len(narrow.relations)
     qvec = bernoulli.embedder.embed([QUESTION])
     seeds = list(bernoulli.retriever.search.relations(qvec, 3)[0])
-    one = set(bernoulli.graph.expand([], seeds, 1).relations.tolist())
-    two = set(bernoulli.graph.expand([], seeds, 2).relations.tolist())
+    one = set(bernoulli.graph.expand([], seeds, 1).tolist())
+    two = set(bernoulli.graph.expand([], seeds, 2).tolist())
     assert set(seeds) <= one < two
 
 
@@ -66,18 +66,30 @@ def test_bad_arguments_are_clear_errors(bernoulli: GraphRAG) -> None:
         bernoulli.retrieve(QUESTION, top_k=0)
 
 
+def test_a_query_value_and_options_give_the_same_retrieval(bernoulli: GraphRAG) -> None:
+    query = Query(QUESTION, method="seed", top_k=3, entities=["Euler"])
+    by_value = bernoulli.retrieve(query)
+    by_options = bernoulli.retrieve(QUESTION, method="seed", top_k=3, entities=["Euler"])
+    assert [p.id for p in by_value.passages] == [p.id for p in by_options.passages]
+    changed = bernoulli.retrieve(query, top_k=1)  # options change a given query
+    assert [p.id for p in changed.passages] == [by_value.passages[0].id]
+    graph, naive = bernoulli.compare(query)
+    assert (graph.method, naive.method) == ("seed", "naive")
+    assert [p.id for p in naive.passages] == [
+        p.id for p in bernoulli.naive(QUESTION, top_k=3).passages]
+    assert all(p.doc_id for p in graph.passages + naive.passages)  # each with its document
+
+
 def test_default_method_through_milvus_search(bernoulli: GraphRAG) -> None:
     rag = bernoulli
-    saved = rag.settings.memory_limit
-    rag.settings.memory_limit = 0
-    rag._retriever = None
+    saved = rag.memory_limit
+    rag.memory_limit = 0  # every search in Milvus: a new retriever
     try:
         assert isinstance(rag.retriever.search, MilvusSearcher)
         result = rag.retrieve(QUESTION, top_k=2)
         assert sorted(starts(result)) == sorted([DANIEL, EULER])
     finally:
-        rag.settings.memory_limit = saved
-        rag._retriever = None
+        rag.memory_limit = saved
 
 
 def test_retriever_sees_passages_added_later(bernoulli: GraphRAG) -> None:

@@ -16,14 +16,21 @@ from llm_server import Reply
 fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
 from fastapi.testclient import TestClient  # noqa: E402
 
-from hopgraph import GraphRAG  # noqa: E402
+from hopgraph import GraphRAG, Query  # noqa: E402
+from hopgraph.config import ServeSettings  # noqa: E402
 from hopgraph.errors import UsageError  # noqa: E402
 from hopgraph.ingest.loaders import source_doc_id  # noqa: E402
-from hopgraph.retrieve import MAX_QUESTION_CHARS  # noqa: E402
-from hopgraph.serve.app import ServeSettings, create_app  # noqa: E402
+from hopgraph.query import MAX_QUESTION_CHARS  # noqa: E402
+from hopgraph.serve.app import create_app  # noqa: E402
 from hopgraph.serve.service import GraphService  # noqa: E402
 
 DOC = source_doc_id(BERNOULLI)
+NEPHEW = Query("Who was Jacob Bernoulli's nephew?", top_k=3)
+
+
+def answer(service: GraphService, query: Query) -> dict:
+    """What `POST /query` sends for `query`, straight from the service."""
+    return json.loads(service.query_json(query))
 
 
 @pytest.fixture
@@ -225,13 +232,13 @@ def test_a_query_during_a_write_sees_the_graph_before_it(rag: GraphRAG) -> None:
                                   args=(lambda g: g.add(rows, doc_id="extra"),))
         writer.start()
         assert halfway.wait(60)
-        during = service.query("Who was Jacob Bernoulli's nephew?", "default", 3, 1, None)
+        during = answer(service, NEPHEW)
         release.set()
         writer.join(60)
     assert service.documents() == {DOC: 4, "extra": 1}
     assert all("Nicolaus" not in p["text"] for p in during["graph"] + during["naive"])
     assert all(p["text"] for p in during["graph"] + during["naive"])
-    after = service.query("Who was Jacob Bernoulli's nephew?", "default", 3, 1, None)
+    after = answer(service, NEPHEW)
     assert any("Nicolaus" in p["text"] for p in after["graph"])
 
 
@@ -290,34 +297,32 @@ def test_identical_requests_at_once_are_computed_once(rag: GraphRAG) -> None:
     """The first computation is held until the other five have asked: they must wait for
     it (not compute, and not find it cached yet)."""
     service = GraphService(rag)
+    query = Query(QUESTION, top_k=4)
     calls, started, release = [], threading.Event(), threading.Event()
-    original = GraphService._answer
+    current = service.current
+    compare, cached_answer = current.retriever.compare, current.answer
 
     def held(*args: object) -> object:
         calls.append(1)
         started.set()
         assert release.wait(60)
-        return original(*args)
+        return compare(*args)
 
+    entered: list[int] = []
+
+    def counted(*args: object) -> object:
+        entered.append(1)
+        return cached_answer(*args)
+
+    answers: list[dict] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(GraphService, "_answer", staticmethod(held))
-        answers: list[dict] = []
-
-        def ask() -> None:
-            answers.append(service.query(QUESTION, "default", 4, 1, None))
-
-        current = service._current
-        entered, answer = [], current.answer
-
-        def counted(*args: object) -> object:
-            entered.append(1)
-            return answer(*args)
-
+        patch.setattr(current.retriever, "compare", held)
         patch.setattr(current, "answer", counted)
-        first = threading.Thread(target=ask)
+        first = threading.Thread(target=lambda: answers.append(answer(service, query)))
         first.start()
         assert started.wait(60)
-        others = [threading.Thread(target=ask) for _ in range(5)]
+        others = [threading.Thread(target=lambda: answers.append(answer(service, query)))
+                  for _ in range(5)]
         for thread in others:
             thread.start()
         while len(entered) < 6:  # every request is in, the first still computing
@@ -327,3 +332,30 @@ def test_identical_requests_at_once_are_computed_once(rag: GraphRAG) -> None:
             thread.join(60)
     assert len(answers) == 6 and len({json.dumps(a["graph"]) for a in answers}) == 1
     assert len(calls) == 1 and sum(not a["cached"] for a in answers) == 1
+
+
+def test_the_cli_and_the_server_give_one_json_view(client: TestClient, rag: GraphRAG) -> None:
+    """`query --json` and `POST /query` are one view (`records.comparison_json`), held to one
+    schema (`RetrievalView`, exact fields); the server adds only the subgraph and `cached`."""
+    from hopgraph.serve.models import QueryResponse, RetrievalView
+
+    ran = run_cli("query", QUESTION, "--json", "--top-k", "3", "--uri", rag.store.uri,
+                  "--graph", rag.store.graph)
+    assert ran.code == 0, ran.stderr
+    printed = json.loads(ran.stdout)
+    served = client.post("/query", json={"question": QUESTION, "top_k": 3}).json()
+    RetrievalView.model_validate(printed)
+    QueryResponse.model_validate(served)
+    fields = set(RetrievalView.model_fields)
+    assert set(printed) == fields and set(served) == fields | {"subgraph", "cached"}
+
+    def without_scores(passages: list[dict]) -> list[dict]:
+        return [{k: v for k, v in p.items() if k != "score"} for p in passages]
+
+    for side in ("graph", "naive"):
+        assert without_scores(printed[side]) == without_scores(served[side])
+        assert all(p["doc_id"] == DOC for p in printed[side])
+        assert [p["score"] for p in printed[side]] == pytest.approx(
+            [p["score"] for p in served[side]], abs=1e-4)
+    for key in ("question", "method", "entities", "bridges", "notes", "llm"):
+        assert printed[key] == served[key], key

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from conftest import BERNOULLI, need
 
-from hopgraph import GraphRAG
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.store import snapshot
 
@@ -25,36 +24,22 @@ def same_graph(a: KnowledgeGraph, b: KnowledgeGraph) -> bool:
     return content(a) == content(b)
 
 
-def scans(monkeypatch: pytest.MonkeyPatch, rag_class: type = GraphRAG) -> list[int]:
-    """Count full rebuilds from Milvus."""
-    calls: list[int] = []
-    original = rag_class._scan_graph
-
-    def counting(self: GraphRAG) -> KnowledgeGraph:
-        calls.append(1)
-        return original(self)
-
-    monkeypatch.setattr(rag_class, "_scan_graph", counting)
-    return calls
-
-
-def test_reopen_uses_the_snapshot_written_by_ingest(open_graph, monkeypatch) -> None:
+def test_reopen_uses_the_snapshot_written_by_ingest(open_graph) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
     path = rag.store.snapshot_path()
     assert path.is_file() and path.parent.name.endswith(".db.snapshots")
     built = rag.graph
     rag.close()
-    rebuilds = scans(monkeypatch)
     again = open_graph()
-    assert rebuilds == [] and same_graph(again.graph, built)
+    assert again.state.source == "snapshot" and same_graph(again.graph, built)
     assert again.retrieve("Who taught Euler?", top_k=1).passages  # a working graph
     with np.load(path, allow_pickle=False) as npz:  # plain arrays, never pickle
         assert int(npz["writes"][0]) == again.store.writes == 1
 
 
 @pytest.mark.parametrize("damage", ["missing", "stale", "corrupt", "other graph"])
-def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, monkeypatch, damage: str) -> None:
+def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, damage: str) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
     path, built = rag.store.snapshot_path(), rag.graph
@@ -67,14 +52,13 @@ def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, monkeypatch, damage: 
     else:
         snapshot.save(built, path, "someone_else", rag.store.writes)
     rag.close()
-    rebuilds = scans(monkeypatch)
     again = open_graph()
-    assert rebuilds == [1] and same_graph(again.graph, built)
+    assert again.state.source == "Milvus" and same_graph(again.graph, built)
     rag2 = open_graph()  # the rebuilt graph was saved: the next open needs no rebuild
-    assert rebuilds == [1] and same_graph(rag2.graph, built)
+    assert rag2.state.source == "snapshot" and same_graph(rag2.graph, built)
 
 
-def test_a_crash_after_the_counter_bump_is_never_served_stale(open_graph, monkeypatch) -> None:
+def test_a_crash_after_the_counter_bump_is_never_served_stale(open_graph) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
     # Simulate a write that died after storing rows and before saving the snapshot.
@@ -83,12 +67,10 @@ def test_a_crash_after_the_counter_bump_is_never_served_stale(open_graph, monkey
                                           "vector": [0.0] * 383 + [1.0]}])
     rag.store.flush()
     rag.close()
-    rebuilds = scans(monkeypatch)
     again = open_graph()
-    assert "Crash Test" in again.graph.entity_names
+    assert again.state.source == "Milvus" and "Crash Test" in again.graph.entity_names
     # While the write is unfinished the graph read may be partial: it is never snapshotted.
-    open_graph()
-    assert rebuilds == [1, 1]
+    assert open_graph().state.source == "Milvus"
 
 
 def test_snapshot_round_trip_keeps_unicode_and_passage_links(tmp_path: Path) -> None:

@@ -44,8 +44,7 @@ def test_searches_use_them_instead_of_milvus(open_graph, monkeypatch) -> None:
     assert isinstance(reopened.retriever.search, MemorySearcher)
     assert reopened.retriever.search.scanned == []  # the mirror read the files, not Milvus
     for limit in (0, 10**6):
-        reopened.settings.memory_limit = limit
-        reopened._retriever = None
+        reopened.memory_limit = limit  # a new retriever, searching as the limit says
         search = reopened.retriever.search
         if isinstance(search, MilvusSearcher):
             monkeypatch.setattr(reopened.store, "vectors", pytest.fail)  # no fetch by id
@@ -62,7 +61,7 @@ def test_stale_files_are_never_used_and_get_rebuilt(open_graph) -> None:
     relations.append(np.ones((1, 384), dtype=np.float32))  # a torn append (crash)
     rag.close()
     again = open_graph()
-    assert again._current_vectors()["relations"] is None  # rows disagree: not trusted
+    assert again.state.current_vectors()["relations"] is None  # rows disagree: not trusted
     assert "relations" in again.retriever.search.scanned  # the mirror read Milvus...
     assert relations.rows() == rows  # ...and rewrote the file
     third = open_graph()

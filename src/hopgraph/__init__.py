@@ -4,6 +4,8 @@ Everything a user needs is importable from here; `tests/test_public_api.py` pins
 so a name can't disappear or move without the test saying so.
 """
 
+from typing import Any
+
 from hopgraph.api import GraphRAG
 from hopgraph.config import LLMSettings, Settings
 from hopgraph.embed import Embedder
@@ -16,6 +18,7 @@ from hopgraph.errors import (
     UsageError,
 )
 from hopgraph.llm import LLMClient
+from hopgraph.query import Query
 from hopgraph.records import (
     IngestSummary,
     LoadReport,
@@ -26,7 +29,7 @@ from hopgraph.records import (
     Retrieval,
     Triplet,
 )
-from hopgraph.retrieve import METHODS, OFFLINE_METHODS
+from hopgraph.retrieve import registry
 
 __all__ = [
     "METHODS",
@@ -44,6 +47,7 @@ __all__ = [
     "PassageHit",
     "PassageRecord",
     "Problem",
+    "Query",
     "RelationHit",
     "Retrieval",
     "Settings",
@@ -52,3 +56,13 @@ __all__ = [
     "UsageError",
 ]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """METHODS (every retrieval method's name) and OFFLINE_METHODS (those that need no LLM),
+    read from the method registry when asked for: a method registered later is listed."""
+    if name == "METHODS":
+        return registry.names()
+    if name == "OFFLINE_METHODS":
+        return registry.offline_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,6 +7,10 @@ from collections.abc import Iterator
 from hopgraph.llm import LLMClient
 from hopgraph.prompts import fill
 
+# Passages an answer is written from (`hopgraph ask`, `POST /ask`): fewer than a listing
+# shows, since every passage is prompt text the model must read and may cite wrongly.
+ANSWER_TOP_K = 3
+
 
 def answer_prompt(question: str, passages: list[str]) -> str:
     """The answer prompt, passages numbered from 1 as the citations use them."""

@@ -1,6 +1,6 @@
-"""Column helpers of the in-memory graph: a growable int64 array, CSR row reads that need no
-Python loop per row, and `graph.relations`, the relations viewed one `RelationInfo` at a
-time."""
+"""Column helpers of the in-memory graph: a growable int64 array, integer lists per row kept
+as one CSR, CSR row reads that need no Python loop per row, the consistency check of a graph's
+columns, and `graph.relations`, the relations viewed one `RelationInfo` at a time."""
 
 from __future__ import annotations
 
@@ -73,6 +73,85 @@ class Ints:
     @property
     def values(self) -> np.ndarray:
         return self._data[: self.size]
+
+
+class RowLists:
+    """Integer lists, one per row, as one CSR that grows by appending rows. A replaced row is
+    kept aside until `fold` writes every replacement into the CSR in one pass."""
+
+    def __init__(self, indptr: np.ndarray | None = None,
+                 index: np.ndarray | None = None) -> None:
+        self._indptr = Ints(np.zeros(1, dtype=np.int64) if indptr is None else indptr)
+        self._index = Ints(index)
+        self._changed: dict[int, np.ndarray] = {}  # rows replaced since the CSR was built
+
+    def copy(self) -> RowLists:
+        """An independent copy; only reads this one (safe while other threads read it)."""
+        other = RowLists(self._indptr.values, self._index.values)
+        other._changed = dict(self._changed)
+        return other
+
+    def append(self, values: Sequence[int]) -> None:
+        """Add a row."""
+        self._index.extend(values)
+        self._indptr.append(self._index.size)
+
+    def replace(self, row: int, values: np.ndarray) -> None:
+        """Replace the values of row `row`."""
+        self._changed[row] = values
+
+    def row(self, row: int) -> np.ndarray:
+        """The values of row `row`."""
+        changed = self._changed.get(row)
+        if changed is not None:
+            return changed
+        indptr = self._indptr.values
+        return self._index.values[indptr[row]:indptr[row + 1]]
+
+    def rows(self, rows: np.ndarray) -> np.ndarray:
+        """The values of rows `rows`, concatenated."""
+        if self._changed:
+            picked = [self.row(r) for r in rows.tolist()]
+            return np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
+        return csr_rows(self._indptr.values, self._index.values, rows)
+
+    def fold(self) -> tuple[np.ndarray, np.ndarray]:
+        """The CSR (indptr, index) with every replaced row written in; views, not copies."""
+        if self._changed:
+            indptr, index = self._indptr.values, self._index.values
+            lengths = np.diff(indptr)
+            pieces, start = [], 0
+            for r in sorted(self._changed):  # unchanged run before r, then r's new row
+                pieces += [index[indptr[start]:indptr[r]], self._changed[r]]
+                lengths[r] = len(self._changed[r])
+                start = r + 1
+            pieces.append(index[indptr[start]:indptr[-1]])
+            self._indptr = Ints(np.concatenate([[0], np.cumsum(lengths)]))
+            self._index = Ints(np.concatenate(pieces))
+            self._changed.clear()
+        return self._indptr.values, self._index.values
+
+
+def check_columns(
+    entity_ids: list[str], entity_names: list[str], relation_ids: list[str],
+    relation_texts: list[str], subjects: np.ndarray, objects: np.ndarray,
+    passage_ids: list[str], passage_indptr: np.ndarray, passage_index: np.ndarray,
+    doc_ids: list[str], passage_doc: np.ndarray,
+) -> None:
+    """ValueError unless a graph's columns have matching lengths and in-range indices."""
+    n_ent, n_rel = len(entity_ids), len(relation_ids)
+    if len(passage_doc) != len(passage_ids) or (
+            len(passage_doc) and (passage_doc.min() < -1 or passage_doc.max() >= len(doc_ids))):
+        raise ValueError("passage documents out of range")
+    if not (len(entity_names) == n_ent and len(relation_texts) == n_rel
+            and len(subjects) == len(objects) == n_rel and len(passage_indptr) == n_rel + 1
+            and passage_indptr[0] == 0 and passage_indptr[-1] == len(passage_index)):
+        raise ValueError("graph arrays of different lengths")
+    for ends, bound in ((subjects, n_ent), (objects, n_ent), (passage_index, len(passage_ids))):
+        if len(ends) and (ends.min() < 0 or ends.max() >= bound):
+            raise ValueError("graph array index out of range")
+    if np.any(np.diff(passage_indptr) < 0):
+        raise ValueError("graph passage offsets decrease")
 
 
 def csr_rows(indptr: np.ndarray, indices: np.ndarray, rows: np.ndarray) -> np.ndarray:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -91,6 +91,7 @@ class Settings:
     graph: str = DEFAULT_GRAPH
     embedder: str = DEFAULT_EMBEDDER
     embed_base_url: str | None = None
+    embed_api_key: str | None = None  # for an "openai:MODEL" embedder (OPENAI_API_KEY)
     embed_runtime: str = "auto"  # the local model under onnxruntime or torch (auto: onnx)
     # Search a mirror of the vectors in this process up to this many rows per collection
     # (0: always search in Milvus); None: any size on Milvus Lite, DEFAULT_MEMORY_LIMIT on a
@@ -105,9 +106,37 @@ class Settings:
 
     @classmethod
     def load(cls, **overrides: Any) -> Settings:
-        """Settings from env HOPGRAPH_<FIELD> (e.g. HOPGRAPH_URI), then non-None overrides."""
+        """Settings from env HOPGRAPH_<FIELD> (e.g. HOPGRAPH_URI; the embedding key from
+        OPENAI_API_KEY), then non-None overrides."""
         env = {f.name: f"HOPGRAPH_{f.name.upper()}" for f in fields(cls)}
+        env["embed_api_key"] = "OPENAI_API_KEY"
         return from_env(cls, env, overrides)
+
+
+DEFAULT_MAX_BODY_MB = 10.0
+DEFAULT_ANSWER_CACHE = 1024  # answers kept per graph version (a MuSiQue answer is ~10 kB)
+
+
+@dataclass
+class ServeSettings:
+    """How `hopgraph serve` guards itself and what it keeps: the API key
+    (HOPGRAPH_API_KEY), allowed CORS origins (HOPGRAPH_CORS_ORIGINS, comma-separated), the
+    largest request body, and how many answers it caches per graph version."""
+
+    api_key: str | None = None
+    cors_origins: list[str] = field(default_factory=list)
+    max_body_bytes: int = int(DEFAULT_MAX_BODY_MB * 1024 * 1024)
+    cache_size: int = DEFAULT_ANSWER_CACHE
+
+    @classmethod
+    def load(cls, **overrides: Any) -> ServeSettings:
+        """Settings from the environment, then non-None overrides."""
+        env = {"api_key": "HOPGRAPH_API_KEY", "cors_origins": "HOPGRAPH_CORS_ORIGINS"}
+        settings = from_env(cls, env, overrides)
+        if isinstance(settings.cors_origins, str):
+            settings.cors_origins = [origin.strip() for origin in
+                                     settings.cors_origins.split(",") if origin.strip()]
+        return settings
 
 
 _LLM_ENV = {"model": "HOPGRAPH_LLM_MODEL", "base_url": "HOPGRAPH_LLM_BASE_URL",

@@ -5,9 +5,9 @@ to do about it. Callers catch `HopgraphError` for "hopgraph refused or could not
 anything else escaping hopgraph is a bug. The command line exits 1 on a `HopgraphError`, 2 on a
 `UsageError`.
 
-The subclasses also derive from the built-in type older releases raised (ValueError for bad
-input and arguments, RuntimeError for failing systems), so existing ``except`` clauses keep
-working.
+The subclasses also derive from the built-in type Python code expects for their kind of
+failure (ValueError for bad input and arguments, RuntimeError for failing systems), so a
+plain ``except ValueError`` catches a bad argument.
 """
 
 from __future__ import annotations

@@ -13,10 +13,12 @@ from typing import Any
 from hopgraph.errors import InputError, UsageError
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import read_text
+from hopgraph.query import Query
+from hopgraph.retrieve import Retriever
 
 log = logging.getLogger(__name__)
 
-EVAL_METHODS = ("naive", "naive_lexical", "seed", "default")
+KS = (2, 5)  # Recall@k reported, as in the HippoRAG papers
 
 
 @dataclass
@@ -104,8 +106,20 @@ def _read_json(path: Path) -> Any:
         raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno})", where=str(path)) from None
 
 
+def evaluate(retriever: Retriever, questions: list[Question], methods: list[str],
+             degree: int = 1) -> dict[str, MethodScore]:
+    """Recall@KS and latency of each method, after one untimed warm-up question per method
+    (model load and first searches are not query latency)."""
+    top_k = max(KS)
+    for method in methods:
+        retriever.retrieve(Query(questions[0].text, method, top_k, degree))
+    return {method: score_method(
+        lambda q, m=method: [content_key(p.text) for p in retriever.retrieve(
+            Query(q, m, top_k, degree)).passages], questions) for method in methods}
+
+
 def score_method(run: Callable[[str], list[str]], questions: list[Question],
-                 ks: tuple[int, ...] = (2, 5)) -> MethodScore:
+                 ks: tuple[int, ...] = KS) -> MethodScore:
     """Run one method on every question, timing each call."""
     sums = dict.fromkeys(ks, 0.0)
     score = MethodScore(recall={})

@@ -11,32 +11,12 @@ formulation (see `graph_reference.MatrixPowers`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 from scipy import sparse
 
-from hopgraph.columns import Ints, Relations, csr_rows, neighbours, sorted_unique
+from hopgraph import graph_edit
+from hopgraph.columns import Ints, Relations, RowLists, check_columns, neighbours, sorted_unique
 from hopgraph.errors import UsageError
-
-
-@dataclass
-class Expansion:
-    """Candidate relations around the seeds; `hops` on demand (the retrieval methods need
-    only the candidates, and hops take an array as long as the graph)."""
-
-    relations: np.ndarray  # relation indices, sorted
-    marked: list[tuple[np.ndarray, int]]  # (relations reached, at which hop)
-    n_relations: int
-
-    @property
-    def hops(self) -> np.ndarray:
-        """hops[i]: the hop at which relations[i] was first reached (0: a seed)."""
-        last = max((hop for _, hop in self.marked), default=0)
-        first_hop = np.full(self.n_relations, last, dtype=np.int64)
-        for found, hop in self.marked:
-            first_hop[found] = np.minimum(first_hop[found], hop)
-        return first_hop[self.relations]
 
 
 class KnowledgeGraph:
@@ -56,9 +36,7 @@ class KnowledgeGraph:
         self._passage_doc = Ints()  # passage i's document index (-1: not known yet)
         self._subjects = Ints()
         self._objects = Ints()
-        self._p_indptr = Ints(np.zeros(1, dtype=np.int64))  # relation r's passages: CSR
-        self._p_index = Ints()
-        self._p_changed: dict[int, np.ndarray] = {}  # rows replaced since the CSR was built
+        self._passages = RowLists()  # row r: relation r's passages (indices in passage_ids)
         self.relations = Relations(self)
         self._incidence: sparse.csr_matrix | None = None
         self._incidence_t: sparse.csr_matrix | None = None
@@ -77,20 +55,8 @@ class KnowledgeGraph:
         doc_ids = list(doc_ids or [])
         if passage_doc is None:
             passage_doc = np.full(len(passage_ids), -1, dtype=np.int64)
-        if len(passage_doc) != len(passage_ids) or (
-                len(passage_doc) and (passage_doc.min() < -1
-                                      or passage_doc.max() >= len(doc_ids))):
-            raise ValueError("passage documents out of range")
-        if not (len(entity_names) == n_ent and len(relation_texts) == n_rel
-                and len(subjects) == len(objects) == n_rel and len(passage_indptr) == n_rel + 1
-                and passage_indptr[0] == 0 and passage_indptr[-1] == len(passage_index)):
-            raise ValueError("graph arrays of different lengths")
-        for ends, bound in ((subjects, n_ent), (objects, n_ent),
-                            (passage_index, len(passage_ids))):
-            if len(ends) and (ends.min() < 0 or ends.max() >= bound):
-                raise ValueError("graph array index out of range")
-        if np.any(np.diff(passage_indptr) < 0):
-            raise ValueError("graph passage offsets decrease")
+        check_columns(entity_ids, entity_names, relation_ids, relation_texts, subjects, objects,
+                      passage_ids, passage_indptr, passage_index, doc_ids, passage_doc)
         graph = cls()
         graph.entity_ids, graph.entity_names = list(entity_ids), list(entity_names)
         graph.relation_ids, graph.relation_texts = list(relation_ids), list(relation_texts)
@@ -105,7 +71,7 @@ class KnowledgeGraph:
             raise ValueError("duplicate ids in graph arrays")
         graph._passage_doc = Ints(passage_doc)
         graph._subjects, graph._objects = Ints(subjects), Ints(objects)
-        graph._p_indptr, graph._p_index = Ints(passage_indptr), Ints(passage_index)
+        graph._passages = RowLists(passage_indptr, passage_index)
         return graph
 
     def copy(self) -> KnowledgeGraph:
@@ -115,37 +81,20 @@ class KnowledgeGraph:
         for name in ("entity_ids", "entity_names", "relation_ids", "relation_texts",
                      "passage_ids", "doc_ids"):
             setattr(other, name, list(getattr(self, name)))
-        for name in ("entity_index", "relation_index", "passage_index", "doc_index",
-                     "_p_changed"):
+        for name in ("entity_index", "relation_index", "passage_index", "doc_index"):
             setattr(other, name, dict(getattr(self, name)))
-        for name in ("_subjects", "_objects", "_p_indptr", "_p_index", "_passage_doc"):
+        for name in ("_subjects", "_objects", "_passage_doc"):
             setattr(other, name, Ints(getattr(self, name).values))
+        other._passages = self._passages.copy()
         return other
 
     def arrays(self) -> dict[str, np.ndarray]:
         """The integer columns, with every relation's passages as one CSR
         (`passage_indptr`, `passage_index` into `passage_ids`)."""
-        self._fold()
+        indptr, index = self.passage_csr()
         return {"subject": self.subjects.copy(), "object": self.objects.copy(),
-                "passage_indptr": self._p_indptr.values.copy(),
-                "passage_index": self._p_index.values.copy(),
-                "passage_doc": self._passage_doc.values.copy()}
-
-    def _fold(self) -> None:
-        """Write the passage rows replaced since the CSR was built into it (one pass)."""
-        if not self._p_changed:
-            return
-        indptr, index = self._p_indptr.values, self._p_index.values
-        lengths = np.diff(indptr)
-        pieces, start = [], 0
-        for r in sorted(self._p_changed):  # unchanged run before r, then r's new row
-            pieces += [index[indptr[start]:indptr[r]], self._p_changed[r]]
-            lengths[r] = len(self._p_changed[r])
-            start = r + 1
-        pieces.append(index[indptr[start]:indptr[-1]])
-        self._p_indptr = Ints(np.concatenate([[0], np.cumsum(lengths)]))
-        self._p_index = Ints(np.concatenate(pieces))
-        self._p_changed.clear()
+                "passage_indptr": indptr.copy(), "passage_index": index.copy(),
+                "passage_doc": self.passage_docs.copy()}
 
     # --- building --------------------------------------------------------------------------
 
@@ -195,16 +144,15 @@ class KnowledgeGraph:
         self.relation_texts.append(text)
         self._subjects.append(subject)
         self._objects.append(obj)
-        self._p_index.extend(passages)
-        self._p_indptr.append(self._p_index.size)
+        self._passages.append(passages)
         self._incidence = self._incidence_t = None
         return index
 
     def set_passages(self, relation: int, passage_ids: list[str]) -> None:
         """Replace the passage list of relation `relation` (an index)."""
         self._entity_passages.clear()
-        self._p_changed[relation] = np.array([self.add_passage(p) for p in passage_ids],
-                                             dtype=np.int64)
+        self._passages.replace(relation, np.array([self.add_passage(p) for p in passage_ids],
+                                                  dtype=np.int64))
 
     def set_entity_name(self, entity_id: str, name: str) -> None:
         """Give an entity its display name (loaded separately from its relations)."""
@@ -230,52 +178,12 @@ class KnowledgeGraph:
 
     def citing(self, passages: np.ndarray) -> np.ndarray:
         """Relations whose passage list holds any of `passages` (indices), sorted."""
-        self._fold()
-        marks = np.zeros(len(self.passage_ids), dtype=bool)
-        marks[passages] = True
-        indptr, index = self._p_indptr.values, self._p_index.values
-        positions = np.flatnonzero(marks[index])
-        return np.unique(np.searchsorted(indptr, positions, side="right") - 1).astype(np.int64)
+        return graph_edit.citing(self, passages)
 
     def without(self, relations: np.ndarray, entities: np.ndarray, passages: np.ndarray
                 ) -> tuple[KnowledgeGraph, dict[str, np.ndarray]]:
-        """This graph less the given relations, entities and passages (indices), renumbered
-        in the same order, and for each kind the mask of rows kept (for the vector files,
-        which follow graph order). A removed passage leaves every relation's list; a kept
-        relation must not lose an entity (ValueError)."""
-        self._fold()
-        keep = {}
-        for kind, size, gone in (("relations", len(self.relation_ids), relations),
-                                 ("entities", len(self.entity_ids), entities),
-                                 ("passages", len(self.passage_ids), passages)):
-            mask = np.ones(size, dtype=bool)
-            mask[np.asarray(gone, dtype=np.int64)] = False
-            keep[kind] = mask
-        keep_r, keep_e, keep_p = keep["relations"], keep["entities"], keep["passages"]
-        subjects, objects = self.subjects[keep_r], self.objects[keep_r]
-        if not (keep_e[subjects].all() and keep_e[objects].all()):
-            raise ValueError("a kept relation would lose its entity")
-        renumber_e, renumber_p = np.cumsum(keep_e) - 1, np.cumsum(keep_p) - 1
-        indptr, index = self._p_indptr.values, self._p_index.values
-        row_of = np.repeat(np.arange(len(self.relation_ids)), np.diff(indptr))
-        links = keep_r[row_of] & keep_p[index]
-        lengths = np.bincount(row_of[links], minlength=len(self.relation_ids))[keep_r]
-        docs = self._passage_doc.values[keep_p]
-        used = np.unique(docs[docs >= 0])
-        renumber_d = np.full(len(self.doc_ids) + 1, -1, dtype=np.int64)  # [-1] stays -1
-        renumber_d[used] = np.arange(len(used))
-
-        def kept(values: list[str], mask: np.ndarray) -> list[str]:
-            return [v for v, k in zip(values, mask.tolist(), strict=True) if k]
-
-        graph = KnowledgeGraph.from_arrays(
-            kept(self.entity_ids, keep_e), kept(self.entity_names, keep_e),
-            kept(self.relation_ids, keep_r), kept(self.relation_texts, keep_r),
-            renumber_e[subjects], renumber_e[objects], kept(self.passage_ids, keep_p),
-            np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
-            renumber_p[index[links]], [self.doc_ids[d] for d in used.tolist()],
-            renumber_d[docs])
-        return graph, keep
+        """This graph less these relations, entities and passages (`graph_edit.without`)."""
+        return graph_edit.without(self, relations, entities, passages)
 
     # --- columns -----------------------------------------------------------------------------
 
@@ -289,13 +197,18 @@ class KnowledgeGraph:
         """Object entity index of every relation (read-only view)."""
         return self._objects.values
 
+    @property
+    def passage_docs(self) -> np.ndarray:
+        """Document index (into `doc_ids`) of every passage, -1 if not known (read-only view)."""
+        return self._passage_doc.values
+
+    def passage_csr(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every relation's passages as one CSR: (indptr, index into `passage_ids`), views."""
+        return self._passages.fold()
+
     def passage_indices(self, relation: int) -> np.ndarray:
         """Indices (into `passage_ids`) of the passages relation `relation` came from."""
-        changed = self._p_changed.get(relation)
-        if changed is not None:
-            return changed
-        indptr = self._p_indptr.values
-        return self._p_index.values[indptr[relation]:indptr[relation + 1]]
+        return self._passages.row(relation)
 
     def passages_of(self, relation: int) -> list[str]:
         """Ids of the passages relation `relation` came from."""
@@ -339,35 +252,24 @@ class KnowledgeGraph:
         """Ids of the passages any relation of `entity` came from (cached)."""
         found = self._entity_passages.get(entity)
         if found is None:
-            rels = self.relations_of(np.array([entity]))
-            if self._p_changed:
-                picked = [self.passage_indices(r) for r in rels.tolist()]
-                flat = np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
-            else:
-                flat = csr_rows(self._p_indptr.values, self._p_index.values, rels)
+            flat = self._passages.rows(self.relations_of(np.array([entity])))
             found = frozenset(self.passage_ids[i] for i in np.unique(flat).tolist())
             self._entity_passages[entity] = found
         return found
 
-    def expand(self, seed_entities: list[int], seed_relations: list[int], degree: int) -> Expansion:
-        """Candidate relations within `degree` of the seeds (README: expansion), walking outward."""
+    def expand(self, seed_entities: list[int], seed_relations: list[int], degree: int
+               ) -> np.ndarray:
+        """Indices of the candidate relations within `degree` of the seeds, sorted (the
+        reference method's expansion, docs/methods.md), walking outward."""
         if degree < 1:
             raise UsageError(f"degree must be >= 1, got {degree}")
-        marked: list[tuple[np.ndarray, int]] = []  # (relations, the hop they were reached at)
         ents = np.unique(np.asarray(seed_entities, dtype=np.int64))
         rels = np.unique(np.asarray(seed_relations, dtype=np.int64))
-        marked.append((rels, 0))
         # Entity side: (A·Aᵀ)^d · A  == relations of entities d entity-hops out.
-        for hop in range(1, degree + 1):
-            touched = self.relations_of(ents)
-            marked.append((touched, hop))
-            ents = self.entities_of(touched)
+        for _ in range(degree):
+            ents = self.entities_of(self.relations_of(ents))
         from_entities = self.relations_of(ents)
-        marked.append((from_entities, degree + 1))
         # Relation side: (Aᵀ·A)^d  == relations d shared-entity steps from the seeds.
-        for hop in range(1, degree + 1):
+        for _ in range(degree):
             rels = self.relations_of(self.entities_of(rels))
-            marked.append((rels, hop))
-        candidates = sorted_unique(np.concatenate([from_entities, rels]),
-                                    len(self.relation_ids))
-        return Expansion(candidates, marked, len(self.relation_ids))
+        return sorted_unique(np.concatenate([from_entities, rels]), len(self.relation_ids))

@@ -91,6 +91,9 @@ class IngestSummary:
     triplets_skipped: int = 0
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
+    # Raw documents (`add_documents`): the extractor that ran and what it did, for people.
+    extractor: str | None = None
+    extraction_notes: list[str] = field(default_factory=list)
 
     def count_removal(self, removal: Removal) -> None:
         """Add what pruning replaced documents removed."""
@@ -107,9 +110,12 @@ class IngestSummary:
         self.triplets_skipped += sum(report.triplets_skipped for report in reports)
 
     def as_dict(self) -> dict[str, object]:
-        """Plain-JSON view, problems as "place: what" strings."""
-        out: dict[str, object] = {k: v for k, v in self.__dict__.items() if k != "problems"}
+        """Plain-JSON view, problems as "place: what" strings; `extractor` for raw documents."""
+        out: dict[str, object] = {k: v for k, v in self.__dict__.items()
+                                  if k not in ("problems", "extractor", "extraction_notes")}
         out["problems"] = [str(p) for p in self.problems]
+        if self.extractor is not None:
+            out["extractor"] = self.extractor
         return out
 
 
@@ -155,13 +161,14 @@ class RelationHit:
 @dataclass
 class PassageHit:
     """A retrieved passage, its score, and the relations that led to it (graph methods):
-    `relations` as shown to people, `via` their ids."""
+    `relations` as shown to people, `via` their ids; `doc_id` is its document."""
 
     id: str
     text: str
     score: float
     relations: list[str] = field(default_factory=list)
     via: list[str] = field(default_factory=list)
+    doc_id: str | None = None
 
 
 @dataclass
@@ -189,7 +196,9 @@ class Retrieval:
 
 
 def comparison_json(graph: Retrieval, naive: Retrieval) -> dict[str, Any]:
-    """Graph retrieval beside naive retrieval, as `hopgraph query --json` prints it."""
+    """Graph retrieval beside naive retrieval: the one JSON view of a retrieval, printed by
+    `hopgraph query --json` and sent by the server's `POST /query` (which adds the subgraph
+    and `cached`). Its schema is `serve.models.RetrievalView`, tested against both."""
     view = graph.as_dict()
     return {
         "question": view["question"],

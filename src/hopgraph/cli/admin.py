@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -12,6 +11,7 @@ from pathlib import Path
 from hopgraph.api import GraphRAG
 from hopgraph.cli.common import open_store
 from hopgraph.cli.query import print_comparison
+from hopgraph.config import demo_data_override
 from hopgraph.errors import InputError
 from hopgraph.export import FORMATS, export_graphml, export_jsonl
 from hopgraph.ingest.loaders import read_text
@@ -105,8 +105,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def demo_data_path() -> Path:
     """The Bernoulli demo file: $HOPGRAPH_DEMO_DATA, or ../shared/data beside the project."""
-    env = os.environ.get("HOPGRAPH_DEMO_DATA")
-    candidates = [Path(env)] if env else []
+    override = demo_data_override()
+    candidates = [override] if override else []
     relative = Path("shared/data/bernoulli/nano.json")
     for base in (Path.cwd(), *Path.cwd().parents, *Path(__file__).resolve().parents):
         candidates.append(base / ".." / relative)

@@ -11,26 +11,19 @@ from pathlib import Path
 from hopgraph.api import GraphRAG
 from hopgraph.cli.common import Bars
 from hopgraph.errors import InputError
-from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import read_text
 from hopgraph.records import LoadReport
-from hopgraph.retrieve import OFFLINE_METHODS
+from hopgraph.retrieve import registry
 
 RULES = ("title", "pairs", "surnames", "numbers")  # offline_extractor.Rules
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Recall@2/5 and latency of each method on a HippoRAG-format benchmark."""
-    from hopgraph.evaluate import (
-        EVAL_METHODS,
-        load_questions,
-        markdown_table,
-        report_json,
-        score_method,
-    )
+    from hopgraph.evaluate import evaluate, load_questions, markdown_table, report_json
 
     questions = load_questions(Path(args.questions), Path(args.corpus))
-    methods = args.method or list(EVAL_METHODS)
+    methods = args.method or list(registry.offline_names())
     with tempfile.TemporaryDirectory(prefix="hopgraph-eval-") as tmp:
         # --graph names a graph to reuse (in --uri / HOPGRAPH_URI / ./hopgraph.db); without
         # it the benchmark gets a fresh graph in a temporary database.
@@ -55,22 +48,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
                       create=False) as rag:
             waited = rag.store.wait_indexed()
             print(f"waited {waited:.1f}s for Milvus to finish indexing", file=sys.stderr)
-            for method in methods:  # warm-up: model load and first searches are not timed
-                rag.retrieve(questions[0].text, top_k=5, degree=args.degree, method=method)
-            scores = {
-                method: score_method(
-                    lambda q, m=method: [content_key(p.text) for p in rag.retrieve(
-                        q, top_k=5, degree=args.degree, method=m).passages],
-                    questions,
-                )
-                for method in methods
-            }
-    print(markdown_table(scores, "default"))
+            scores = evaluate(rag.retriever, questions, methods, args.degree)
+    print(markdown_table(scores, registry.DEFAULT))
     print(f"\nindexing: {summary.seconds:.1f} s ({summary.passages_added} passages, "
           f"{summary.relations_added} relations added; {summary.texts_embedded} texts "
           f"embedded); {len(questions)} questions")
     if args.json:
-        report = report_json(scores, "default", summary.seconds, len(questions))
+        report = report_json(scores, registry.DEFAULT, summary.seconds, len(questions))
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)
     return 0
@@ -110,8 +94,8 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--with", dest="with_rule", action="append", choices=RULES, metavar="RULE",
                    help="with --extract offline: turn a rule on (surnames is off by default)")
     p.add_argument("--questions", required=True, help="questions with supporting paragraphs")
-    p.add_argument("--method", action="append", choices=OFFLINE_METHODS,
-                   help="method to run (repeatable; default: all offline methods)")
+    p.add_argument("--method", action="append", choices=registry.offline_names(),
+                   help="method to run (repeatable; default: every method that needs no LLM)")
     p.add_argument("--degree", type=int, default=1, help="expansion degree (default 1)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import textwrap
 import time
@@ -48,9 +47,8 @@ def one_shot(args: argparse.Namespace) -> bool:
     snapshot are current (memory-mapped, nearly free), never by reading every vector back
     from Milvus first (8 s on MuSiQue's 35k rows; it pays off only over many questions).
     `eval` and library users may scan; `--memory-limit` / HOPGRAPH_MEMORY_LIMIT choose."""
-    explicit = getattr(args, "memory_limit", None) is not None or (
-        "HOPGRAPH_MEMORY_LIMIT" in os.environ)
-    return args.command in ("query", "ask") and not explicit
+    explicit = Settings.load(memory_limit=getattr(args, "memory_limit", None)).memory_limit
+    return args.command in ("query", "ask") and explicit is None
 
 
 def open_store(args: argparse.Namespace) -> MilvusStore:
@@ -72,8 +70,9 @@ class Bars:
     """
 
     def __init__(self, unit: str = "rows", prefix: str = "",
-                 interactive: bool | None = None) -> None:
+                 interactive: bool | None = None, units: dict[str, str] | None = None) -> None:
         self.unit = unit
+        self.units = units or {}  # stages counted in something else than `unit`
         self.prefix = prefix
         self.interactive = sys.stderr.isatty() if interactive is None else interactive
         self._bars: dict[str, Any] = {}  # terminal: one tqdm bar per stage
@@ -88,7 +87,7 @@ class Bars:
         started = self._started.setdefault(stage, time.perf_counter())
         if done >= total and stage not in self._reported:
             self._reported.add(stage)
-            print(f"{self.prefix}{stage}: {total} {self.unit} in "
+            print(f"{self.prefix}{stage}: {total} {self.units.get(stage, self.unit)} in "
                   f"{time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
 
     def _bar(self, stage: str, done: int, total: int) -> None:
@@ -97,7 +96,8 @@ class Bars:
         bar = self._bars.get(stage)
         if bar is None:
             bar = self._bars[stage] = tqdm(total=total, desc=f"{self.prefix}{stage}",
-                                           unit=self.unit, file=sys.stderr, leave=False)
+                                           unit=self.units.get(stage, self.unit),
+                                           file=sys.stderr, leave=False)
         bar.update(done - bar.n)
         if done >= total:
             bar.close()

@@ -5,110 +5,73 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
 from hopgraph.cli.common import Bars, llm_client, llm_configured, open_graph
-from hopgraph.config import NO_LLM_HELP
-from hopgraph.errors import LLMError
-from hopgraph.records import IngestSummary, LoadReport
+from hopgraph.ingest import extract
+from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
+from hopgraph.records import IngestSummary
 
 
-def _offline(args: argparse.Namespace, reading: LoadReport, docs: list, chunks: list
-             ) -> list[LoadReport] | None:
-    """Chunks → triplets by the offline extractor; with --dry-run a sample per document."""
-    from hopgraph.ingest.offline_extractor import document_title, extract_chunks
+def _prepare(args: argparse.Namespace) -> extract.Plan:
+    """The documents read and chunked, and the extractor chosen, before any graph is opened
+    (a missing file or a missing LLM stops here)."""
+    return extract.prepare(args.files, args.extractor, llm_configured(args) is not None,
+                           args.chunk_tokens, args.overlap_tokens)
 
-    titles = {doc.path: document_title(doc.path, doc.text) for doc in docs}
-    started = time.perf_counter()
-    report, stats = extract_chunks(chunks, titles)
-    seconds = time.perf_counter() - started
-    print(f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
-          f"{stats.triplets} triplets from {len(docs)} documents in {seconds:.2f}s",
-          file=sys.stderr)
-    for note in stats.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if args.dry_run:
-        for doc in docs:
-            mine = [r for r in report.records if r.metadata["source"] == doc.path]
-            print(f"{doc.path} (title {titles[doc.path]!r}): {len(mine)} passages, "
+
+def _dry_run(plan: extract.Plan, args: argparse.Namespace) -> int:
+    """What --extract would do, calling nothing and storing nothing: with the LLM, the
+    chunks and an estimate of the prompt tokens; offline, a sample of each document's
+    triplets (the offline extractor runs in this process)."""
+    if plan.extractor == "llm":
+        from hopgraph.ingest.llm_extractor import estimate
+
+        guess = estimate(plan.chunks)
+        print(f"{len(plan.docs)} documents, {guess.chunks} chunks of <= {args.chunk_tokens} "
+              f"tokens ({args.overlap_tokens} overlap)\nestimated prompt tokens: "
+              f"{guess.prompt_tokens} (largest prompt {guess.max_prompt_tokens}; counted with "
+              "the MiniLM tokenizer, so close to, not equal to, the LLM's count); no LLM call "
+              "made")
+    else:
+        done = extract.run(plan)
+        for line in done.lines:
+            print(line, file=sys.stderr)
+        records = [record for report in done.reports for record in report.records]
+        for doc in plan.docs:
+            mine = [r for r in records if r.metadata["source"] == doc.path]
+            print(f"{doc.path} (title {plan.titles[doc.path]!r}): {len(mine)} passages, "
                   f"{sum(len(r.triplets) for r in mine)} triplets")
             for triplet in [t for r in mine for t in r.triplets][:8]:
                 print(f"  ({triplet.subject} | {triplet.predicate} | {triplet.object})")
-        for problem in reading.problems:
-            print(f"skipped {problem}", file=sys.stderr)
-        return None
-    return [reading, report]
-
-
-def _extract(args: argparse.Namespace) -> list[LoadReport] | None:
-    """Raw documents → chunks → triplets (the LLM when one is configured or asked for, else
-    the offline extractor), as load reports; None after a dry run."""
-    from hopgraph.ingest.documents import chunk_documents, read_documents
-    from hopgraph.ingest.llm_extractor import estimate, extract_records
-
-    reading = LoadReport(path="documents")
-    docs = read_documents(args.files, reading.problems)
-    chunks = chunk_documents(docs, chunk_tokens=args.chunk_tokens,
-                             overlap_tokens=args.overlap_tokens)
-    configured = args.extractor != "offline" and llm_configured(args) is not None
-    args.extractor_used = "llm" if configured or args.extractor == "llm" else "offline"
-    if args.extractor_used == "offline":
-        return _offline(args, reading, docs, chunks)
-    if args.dry_run:
-        guess = estimate(chunks)
-        print(f"{len(docs)} documents, {guess.chunks} chunks of <= {args.chunk_tokens} tokens "
-              f"({args.overlap_tokens} overlap)\nestimated prompt tokens: {guess.prompt_tokens} "
-              f"(largest prompt {guess.max_prompt_tokens}; counted with the MiniLM tokenizer, "
-              "so close to, not equal to, the LLM's count); no LLM call made")
-        for problem in reading.problems:
-            print(f"skipped {problem}", file=sys.stderr)
-        return None
-    llm = llm_client(args)
-    if llm is None:
-        raise LLMError("--extract needs an LLM to extract triplets, and none is configured",
-                         fix=NO_LLM_HELP.split("\n", 1)[1].replace(
-                             " The retrieved evidence is shown above.", ""))
-    progress = Bars(unit="chunks", prefix="")
-    done = 0
-
-    def advance(count: int) -> None:
-        nonlocal done
-        done += count
-        if not args.quiet:
-            progress("extract", done, len(chunks))
-
-    with llm:
-        report = extract_records(llm, chunks, progress=advance)
-        usage = llm.usage.as_dict()
-    print(f"extracted {report.triplets} triplets from {len(chunks)} chunks of {len(docs)} "
-          f"documents ({report.cached} chunks from cache, {report.chunks_failed} failed, "
-          f"{report.triplets_skipped} malformed triplets skipped); LLM " +
-          ", ".join(f"{k} {v}" for k, v in usage.items()), file=sys.stderr)
-    return [reading, report]
+    for problem in plan.reading.problems:
+        print(f"skipped {problem}", file=sys.stderr)
+    return 0
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """Ingest files (or extracted documents) and print what was added and skipped."""
-    extracted = None
-    if args.extract:
-        extracted = _extract(args)
-        if extracted is None:
-            return 0
-    with open_graph(args) as rag:
-        bars = None if args.quiet else Bars()
-        if extracted is not None:
-            summary = rag.add_reports(extracted, progress=bars, append=args.append)
-        else:
-            summary = rag.add_files(args.files, progress=bars, append=args.append)
+    """Ingest files (or raw documents, with --extract) and print what was added and skipped."""
+    plan = _prepare(args) if args.extract else None
+    if plan is not None and args.dry_run:
+        return _dry_run(plan, args)
+    llm = llm_client(args) if plan is not None and plan.extractor == "llm" else None
+    try:
+        with open_graph(args, llm=llm) as rag:
+            bars = None if args.quiet else Bars(units={"extract": "chunks"})
+            if plan is not None:
+                summary = rag.add_prepared(plan, progress=bars, append=args.append)
+            else:
+                summary = rag.add_files(args.files, progress=bars, append=args.append)
+    finally:
+        if llm is not None:
+            llm.close()
+    for line in summary.extraction_notes:
+        print(line, file=sys.stderr)
     if args.json:
-        view = summary.as_dict()
-        if args.extract:
-            view["extractor"] = args.extractor_used
-        print(json.dumps(view, ensure_ascii=False, indent=2))
+        print(json.dumps(summary.as_dict(), ensure_ascii=False, indent=2))
     else:
         print_summary(summary, args.show_problems)
-        if args.extract:
-            print(f"extractor: {args.extractor_used}")
+        if summary.extractor:
+            print(f"extractor: {summary.extractor}")
     return 0
 
 
@@ -147,12 +110,14 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--extract", action="store_true",
                    help="raw documents: chunk them and extract triplets (with the LLM when "
                         "one is configured, else offline)")
-    p.add_argument("--extractor", choices=["auto", "offline", "llm"], default="auto",
+    p.add_argument("--extractor", choices=extract.EXTRACTORS, default="auto",
                    help="with --extract: force the offline extractor or the LLM")
     p.add_argument("--dry-run", action="store_true",
                    help="with --extract: print chunks and estimated tokens, call nothing")
-    p.add_argument("--chunk-tokens", type=int, default=512, help="chunk size (512)")
-    p.add_argument("--overlap-tokens", type=int, default=64, help="chunk overlap (64)")
+    p.add_argument("--chunk-tokens", type=int, default=DEFAULT_CHUNK_TOKENS,
+                   help=f"with --extract: chunk size in tokens ({DEFAULT_CHUNK_TOKENS})")
+    p.add_argument("--overlap-tokens", type=int, default=DEFAULT_OVERLAP_TOKENS,
+                   help=f"with --extract: chunk overlap in tokens ({DEFAULT_OVERLAP_TOKENS})")
     p.add_argument("--append", action="store_true",
                    help="keep the stored passages of documents ingested again (default: "
                         "replace them: passages no longer in a document are removed)")

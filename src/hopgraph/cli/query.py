@@ -7,14 +7,14 @@ import json
 import shutil
 import textwrap
 
-from hopgraph.answer import stream_answer
+from hopgraph.answer import ANSWER_TOP_K, stream_answer
 from hopgraph.cli.common import llm_client, open_graph, short
 from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.llm import LLMClient
+from hopgraph.query import DEFAULT_DEGREE, DEFAULT_TOP_K, Query
 from hopgraph.records import Retrieval, comparison_json
-from hopgraph.retrieve import METHODS
-from hopgraph.retrieve.pipeline import check_question
+from hopgraph.retrieve import registry
 
 
 def _side_by_side(left: Retrieval, right: Retrieval, width: int) -> str:
@@ -53,20 +53,20 @@ def print_comparison(graph: Retrieval, naive: Retrieval) -> None:
     print(f"timings (ms): {timings}; naive total {naive.timings_ms.get('total', 0):.1f}")
 
 
-def _method(args: argparse.Namespace, llm: LLMClient | None) -> str:
-    return args.method or ("llm" if llm is not None else "default")
+def _query(args: argparse.Namespace, llm: LLMClient | None) -> Query:
+    """The `Query` the arguments ask for (checked before seconds of opening the graph)."""
+    return Query(args.question, args.method or registry.default_for(llm is not None),
+                 args.top_k, args.degree, tuple(args.entity) if args.entity else None)
 
 
 def _retrieve_both(args: argparse.Namespace, llm: LLMClient | None, naive: bool = True
                    ) -> tuple[Retrieval, Retrieval | None]:
     """Graph retrieval (the LLM path when `llm` is given) and, if asked, naive retrieval."""
-    check_question(args.question)  # before seconds of opening the graph
+    query = _query(args, llm)
     with open_graph(args, create=False, llm=llm) as rag:
         if not naive:
-            return rag.retrieve(args.question, top_k=args.top_k, degree=args.degree,
-                                entities=args.entity, method=_method(args, llm)), None
-        return rag.compare(args.question, top_k=args.top_k, degree=args.degree,
-                           entities=args.entity, method=_method(args, llm))
+            return rag.retrieve(query), None
+        return rag.compare(query)
 
 
 def cmd_query(args: argparse.Namespace) -> int:
@@ -133,12 +133,7 @@ def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.Argument
     """The `query` and `ask` subcommands."""
     p = sub.add_parser("query", parents=parents, help="retrieve passages for a question")
     p.add_argument("question")
-    p.add_argument("--top-k", type=int, default=5, help="passages to return (default 5)")
-    p.add_argument("--degree", type=int, default=1, help="expansion degree (default 1)")
-    p.add_argument("--entity", action="append", metavar="E",
-                   help="query entity (repeatable); default: linked from the question")
-    p.add_argument("--method", choices=METHODS,
-                   help="retrieval method (default: llm when an LLM is configured, else default)")
+    _query_options(p, DEFAULT_TOP_K, "passages to return")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--memory-limit", type=int, metavar="ROWS", help="mirror vectors in memory "
                    "up to ROWS per collection (default for one question: 0, search in Milvus)")
@@ -148,10 +143,19 @@ def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.Argument
                        help="answer a question with citations (needs an LLM)")
     p.add_argument("question")
     p.add_argument("--compare", action="store_true", help="also answer from naive retrieval")
-    p.add_argument("--top-k", type=int, default=3, help="passages given to the answer (3)")
-    p.add_argument("--degree", type=int, default=1, help="expansion degree (default 1)")
-    p.add_argument("--entity", action="append", metavar="E", help="query entity (repeatable)")
-    p.add_argument("--method", choices=METHODS,
-                   help="retrieval method (default: llm when an LLM is configured, else default)")
+    _query_options(p, ANSWER_TOP_K, "passages given to the answer")
     p.add_argument("--memory-limit", type=int, metavar="ROWS", help="as for query")
     p.set_defaults(func=cmd_ask)
+
+
+def _query_options(p: argparse.ArgumentParser, top_k: int, what: str) -> None:
+    """The options of a `Query` (one flag each; their defaults are `Query`'s, but for the
+    passages an answer is written from)."""
+    p.add_argument("--top-k", type=int, default=top_k, help=f"{what} (default {top_k})")
+    p.add_argument("--degree", type=int, default=DEFAULT_DEGREE,
+                   help=f"expansion degree (default {DEFAULT_DEGREE})")
+    p.add_argument("--entity", action="append", metavar="E",
+                   help="query entity (repeatable); default: linked from the question")
+    p.add_argument("--method", choices=registry.names(),
+                   help="retrieval method (default: llm when an LLM is configured, else "
+                        f"{registry.DEFAULT})")

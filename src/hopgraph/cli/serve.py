@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import os
 import sys
 
 from hopgraph.cli.common import llm_client, open_graph
+from hopgraph.config import DEFAULT_ANSWER_CACHE, DEFAULT_MAX_BODY_MB, ServeSettings
 from hopgraph.errors import UsageError
 
 
@@ -23,26 +23,24 @@ def _loopback(host: str) -> bool:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Open the graph once and serve it until interrupted."""
     try:
-        from hopgraph.serve.app import ServeSettings, run
+        from hopgraph.serve.app import run
         from hopgraph.serve.service import GraphService
     except ImportError as exc:
         raise UsageError(f"`hopgraph serve` needs the 'serve' extra ({exc.name} is missing)",
                          fix='pip install "hopgraph[serve]"') from None
     if args.max_body_mb <= 0:
         raise UsageError(f"--max-body-mb must be positive, got {args.max_body_mb}")
-    key = os.environ.get("HOPGRAPH_API_KEY") or None
+    settings = ServeSettings.load(max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+                                  cache_size=args.cache)
+    key = settings.api_key
     if key is None and not _loopback(args.host):
         print(f"warning: serving on {args.host}, reachable from other machines, with no API "
               "key: anyone who can connect can read and change the graph (set "
               "HOPGRAPH_API_KEY)", file=sys.stderr)
-    origins = [o.strip() for o in os.environ.get("HOPGRAPH_CORS_ORIGINS", "").split(",")
-               if o.strip()]
-    settings = ServeSettings(api_key=key, cors_origins=origins,
-                             max_body_bytes=int(args.max_body_mb * 1024 * 1024))
     llm = llm_client(args)
     try:
         with open_graph(args, llm=llm) as rag:
-            service = GraphService(rag, llm, cache_size=args.cache)
+            service = GraphService(rag, llm, cache_size=settings.cache_size)
             print(f"hopgraph: serving graph {rag.store.graph!r} of {rag.store.uri} at "
                   f"http://{args.host}:{args.port}/ (API docs at /docs"
                   f"{', API key required' if key else ''}; LLM: "
@@ -61,9 +59,10 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                        help="serve the REST API and the web page (needs the 'serve' extra)")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     p.add_argument("--port", type=int, default=8000, help="port (8000)")
-    p.add_argument("--max-body-mb", type=float, default=10.0, metavar="MB",
-                   help="largest request body accepted (10 MB; larger: 413)")
-    p.add_argument("--cache", type=int, default=1024, metavar="N",
+    p.add_argument("--max-body-mb", type=float, default=DEFAULT_MAX_BODY_MB, metavar="MB",
+                   help=f"largest request body accepted ({DEFAULT_MAX_BODY_MB:g} MB; larger: "
+                        "413)")
+    p.add_argument("--cache", type=int, default=DEFAULT_ANSWER_CACHE, metavar="N",
                    help="answers to repeated /query requests kept until the next write "
-                        "(1024; 0: none)")
+                        f"({DEFAULT_ANSWER_CACHE}; 0: none)")
     p.set_defaults(func=cmd_serve)

@@ -19,12 +19,13 @@ __all__ = ["LOCAL_NAME", "RUNTIMES", "Embedder", "EmbedderError", "LocalEmbedder
 RUNTIMES = ("auto", "onnx", "torch")
 
 
-def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto") -> Embedder:
+def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
+                  api_key: str | None = None) -> Embedder:
     """Build an embedder from a spec: "local" (default) or "openai:MODEL".
 
     `runtime` is how the local model runs: "onnx" (onnxruntime, no torch once exported),
     "torch", or "auto": onnx when onnxruntime is installed, falling back to torch if the
-    one-time export fails.
+    one-time export fails. `base_url` and `api_key` are those of an "openai:MODEL" endpoint.
     """
     if runtime not in RUNTIMES:
         raise UsageError(f"unknown embedding runtime {runtime!r}",
@@ -41,6 +42,6 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto")
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         from hopgraph.embed.remote import OpenAIEmbedder  # loads the HTTP client only now
 
-        return OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url)
+        return OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url, api_key=api_key)
     raise EmbedderError(f"unknown embedder {spec!r}",
                         fix="use 'local' or 'openai:MODEL' (--embedder / HOPGRAPH_EMBEDDER)")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from hopgraph.errors import InputError
 from hopgraph.ingest.triplets import read_triplets
 from hopgraph.records import LoadReport, PassageRecord
 
-__all__ = ["InputError", "check_record", "load_file", "read_row", "read_text",
+__all__ = ["InputError", "check_record", "load_file", "read_items", "read_row", "read_text",
            "source_doc_id"]
 
 def source_doc_id(path: str | Path) -> str:
@@ -151,6 +152,24 @@ def read_row(row: Any, where: str, report: LoadReport, doc_id: str | None = None
     report.records.append(
         PassageRecord(text=text, triplets=triplets, doc_id=doc_id, metadata=metadata,
                       source=where))
+
+
+def read_items(items: Iterable[PassageRecord | dict[str, Any]], report: LoadReport,
+               doc_id: str | None = None) -> Iterator[PassageRecord]:
+    """`PassageRecord`s or row dicts from Python, checked as file rows are, as a stream:
+    bad items are skipped and reported as "item N". An item with no document of its own
+    gets `doc_id`. The report keeps no records (the stream may not fit in memory)."""
+    for i, item in enumerate(items):
+        if isinstance(item, PassageRecord):
+            if item.doc_id is None and doc_id is not None:
+                item = replace(item, doc_id=doc_id)
+            if check_record(item, f"item {i}", report):
+                yield item
+            continue
+        before = len(report.records)
+        read_row(item, f"item {i}", report, doc_id)
+        yield from report.records[before:]
+        del report.records[before:]
 
 
 def check_record(record: PassageRecord, where: str, report: LoadReport) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.ingest.writer import Seen
+from hopgraph.ingest.batch import Seen
 from hopgraph.records import Removal
 from hopgraph.store import MilvusStore
 

@@ -1,10 +1,25 @@
 """Retrieval: question → entities and relations → expansion → ranking → passages.
 
-pipeline (dispatch), context (shared steps), one module per method (naive, seed, default,
-llm_method), the policies they use (bridge, rank, llm_steps) and what they search with (link,
-search, lexical).
+pipeline (embed, dispatch, timings), registry (the methods by name), context (shared steps),
+one module per method (naive, seed, default, llm_method), the policies they use (bridge,
+rank, llm_steps) and what they search with (link, search, mirror, lexical).
 """
 
-from hopgraph.retrieve.pipeline import MAX_QUESTION_CHARS, METHODS, OFFLINE_METHODS, Retriever
+from __future__ import annotations
 
-__all__ = ["MAX_QUESTION_CHARS", "METHODS", "OFFLINE_METHODS", "Retriever"]
+from typing import Any
+
+from hopgraph.retrieve import registry
+from hopgraph.retrieve.pipeline import Retriever
+
+__all__ = ["METHODS", "OFFLINE_METHODS", "Retriever", "registry"]
+
+
+def __getattr__(name: str) -> Any:
+    """METHODS and OFFLINE_METHODS are read from the registry when asked for, so a method
+    registered later (a plugin) is listed too."""
+    if name == "METHODS":
+        return registry.names()
+    if name == "OFFLINE_METHODS":
+        return registry.offline_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -109,20 +109,14 @@ class BridgeFinder:
         ranked = self._first_usable(*best_per_entity(bridges, totals, np.repeat(rels, 2)), limit)
         return [self.probe(e, conf, r) for e, conf, r in ranked]
 
-    def chain_candidates(self, first: Probe, relation_scores: dict[int, float],
+    def chain_candidates(self, first: Probe, rels: np.ndarray, scores: np.ndarray,
                          taken: set[int], inner: set[int]) -> list[tuple[int, float, int]]:
         """Neighbours of the best bridge, one hop further: (entity, score, relation), best first.
 
-        `inner` holds the bridge and the entities named inside its name; `relation_scores`
-        covers their relations. Only the CHAIN_SHORTLIST best by connecting relation are kept.
+        `rels` are the relations of `inner` (the bridge and the entities named inside its
+        name), `scores` their question scores (parallel arrays: a hub brings tens of
+        thousands). Only the CHAIN_SHORTLIST best by connecting relation are kept.
         """
-        rels = np.fromiter(relation_scores, dtype=np.int64, count=len(relation_scores))
-        scores = np.fromiter(relation_scores.values(), dtype=np.float64, count=len(rels))
-        return self.chain_candidates_of(first, rels, scores, taken, inner)
-
-    def chain_candidates_of(self, first: Probe, rels: np.ndarray, scores: np.ndarray,
-                            taken: set[int], inner: set[int]) -> list[tuple[int, float, int]]:
-        """`chain_candidates` with the relations and their scores as parallel arrays."""
         keep = rels != first.relation
         rels, scores = rels[keep], scores[keep]
         subjects, objects = self.graph.subjects[rels], self.graph.objects[rels]

@@ -2,7 +2,8 @@
 
 A `Context` holds the graph, the embedder, the searcher and the optional LLM of one opened
 graph; a `Clock` times named stages. Methods (naive, seed, default, llm_method) are plain
-functions of a context: they return a `Retrieval`, and `pipeline` dispatches between them.
+functions of a context and a `Query`: they return a `Retrieval`, and `pipeline` dispatches
+between them through the `registry`.
 """
 
 from __future__ import annotations
@@ -11,13 +12,17 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.llm import LLMClient
-from hopgraph.records import PassageHit
+from hopgraph.records import PassageHit, Retrieval
 from hopgraph.retrieve.link import EntityLinker, EntityMatch
 from hopgraph.retrieve.search import Searcher
+
+if TYPE_CHECKING:  # not at run time: `hopgraph.query` imports the method registry
+    from hopgraph.query import Query
 
 
 class Clock:
@@ -54,6 +59,28 @@ class Context:
         return self._linker
 
 
+@dataclass
+class Linked:
+    """The query entities of a question, and what linking had to say about them."""
+
+    matches: list[EntityMatch]
+    notes: list[str]
+
+    def onto(self, result: Retrieval, graph: KnowledgeGraph) -> Retrieval:
+        """`result` with these entities listed and the linking notes first."""
+        result.notes[:0] = self.notes
+        result.entities = entity_dicts(self.matches, graph)
+        return result
+
+
+def link_query(ctx: Context, query: Query, clock: Clock) -> Linked:
+    """The query's entities (given, else linked from its question), timed as a stage."""
+    notes: list[str] = []
+    with clock.stage("link_entities"):
+        matches = query_entities(ctx, query.question, query.given_entities, notes)
+    return Linked(matches, notes)
+
+
 def query_entities(ctx: Context, question: str, given: list[str] | None,
                    notes: list[str]) -> list[EntityMatch]:
     """Given names resolved to graph entities, else entities linked from the question."""
@@ -79,7 +106,10 @@ def entity_dicts(matches: list[EntityMatch], graph: KnowledgeGraph
 
 
 def fill_texts(ctx: Context, passages: list[PassageHit]) -> None:
-    """Give each hit its passage text (methods rank by id; texts are fetched once, at the end)."""
+    """Give each hit its passage text and document (methods rank by id; texts are fetched
+    once, at the end)."""
     text = ctx.search.texts([p.id for p in passages])
     for p in passages:
         p.text = text.get(p.id, "")
+        index = ctx.graph.passage_index.get(p.id)
+        p.doc_id = None if index is None else ctx.graph.doc_of(index)

@@ -8,17 +8,30 @@ step and its constants. This module does the searching; `bridge` holds the choic
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from hopgraph.records import PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import bridge, rank
-from hopgraph.retrieve.context import Clock, Context
+from hopgraph.retrieve.context import Clock, Context, link_query
 from hopgraph.retrieve.link import EntityMatch
 
+if TYPE_CHECKING:
+    from hopgraph.query import Query
 
-def run_default(ctx: Context, question: str, qvec: np.ndarray, matches: list[EntityMatch],
-                top_k: int, clock: Clock) -> Retrieval:
-    """The `top_k` passages by max-merged question and bridge-probe searches."""
+
+def run_default(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> Retrieval:
+    """The query's entities linked, then `bridge_ranking`."""
+    linked = link_query(ctx, query, clock)
+    result = bridge_ranking(ctx, query.question, qvec, linked.matches, query.top_k, clock)
+    return linked.onto(result, ctx.graph)
+
+
+def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[EntityMatch],
+                   top_k: int, clock: Clock) -> Retrieval:
+    """The `top_k` passages by max-merged question and bridge-probe searches (the `llm`
+    method's offline ranking too)."""
     graph = ctx.graph
     linked = {m.index for m in matches}
     with clock.stage("search_graph"):
@@ -72,8 +85,8 @@ def _chain(ctx: Context, qvec: np.ndarray, finder: bridge.BridgeFinder,
         inner = _and_inner(ctx, first.entity)  # names inside its name
         around = graph.relations_of(np.array(inner))
     around_scores = _scores_of(ctx, qvec, scores, around)
-    candidates = finder.chain_candidates_of(first, around, around_scores,
-                                            {p.entity for p in probes}, set(inner))
+    candidates = finder.chain_candidates(first, around, around_scores,
+                                         {p.entity for p in probes}, set(inner))
     onward_rels = [graph.relations_of(np.array([e])) for e, _, _ in candidates]
     onward_rels = [rels[rels != r] for rels, (_, _, r) in zip(onward_rels, candidates,
                                                                 strict=True)]

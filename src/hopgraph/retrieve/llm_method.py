@@ -8,18 +8,23 @@ offline ranking and says so in `notes` and `llm["fallback"]`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from hopgraph.records import PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import llm_steps, rank
 from hopgraph.retrieve.context import Clock, Context, entity_dicts, query_entities
-from hopgraph.retrieve.default import run_default
+from hopgraph.retrieve.default import bridge_ranking
 from hopgraph.retrieve.seed import seed_relations
 
+if TYPE_CHECKING:
+    from hopgraph.query import Query
 
-def run_llm(ctx: Context, question: str, qvec: np.ndarray, top_k: int, degree: int,
-            given: list[str] | None, clock: Clock) -> Retrieval:
+
+def run_llm(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> Retrieval:
     """LLM entities → expansion → LLM rerank → passages, with the offline ranking as fallback."""
+    question, top_k, given = query.question, query.top_k, query.given_entities
     llm = ctx.llm
     assert llm is not None, "the pipeline checks for an LLM before dispatching here"
     notes: list[str] = []
@@ -34,8 +39,8 @@ def run_llm(ctx: Context, question: str, qvec: np.ndarray, top_k: int, degree: i
     info["entities"] = names
     with clock.stage("link_entities"):
         matches = query_entities(ctx, question, names, notes)
-    candidates = seed_relations(ctx, qvec, matches, degree, clock, extra_names=names)
-    offline = run_default(ctx, question, qvec, matches, max(top_k, rank.POOL), clock)
+    candidates = seed_relations(ctx, qvec, matches, query.degree, clock, extra_names=names)
+    offline = bridge_ranking(ctx, question, qvec, matches, max(top_k, rank.POOL), clock)
     with clock.stage("rank"):
         facts = _ordered_candidates(ctx, qvec, candidates.tolist(), offline)
     with clock.stage("llm_rerank"):

@@ -65,8 +65,6 @@ class _Matrix:
 class MemorySearcher:
     """Exact search over vectors mirrored from Milvus, plus a local BM25 index."""
 
-    backend = "memory"
-
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
                  vectors: dict[str, np.ndarray | None] | None = None) -> None:
         self.store = store

@@ -37,8 +37,6 @@ __all__ = ["MemorySearcher", "MilvusSearcher", "Searcher", "make_searcher"]
 class Searcher(Protocol):
     """The searches the retrieval methods need."""
 
-    backend: str
-
     def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]: ...
 
     def score_relations(self, qvec: np.ndarray, relations: list[int]) -> dict[int, float]: ...
@@ -55,8 +53,6 @@ class Searcher(Protocol):
 class MilvusSearcher:
     """Dense searches in Milvus (COSINE); known relations scored from their stored vectors;
     BM25 from the local index (`lexical`), as on every backend."""
-
-    backend = "milvus"
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
                  vectors: dict[str, np.ndarray | None] | None = None) -> None:

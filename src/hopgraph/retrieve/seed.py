@@ -8,13 +8,18 @@ expansion to degree d gives candidate relations; the best candidates by cosine g
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from hopgraph.identity import normalize
 from hopgraph.records import PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import rank
-from hopgraph.retrieve.context import Clock, Context
+from hopgraph.retrieve.context import Clock, Context, link_query
 from hopgraph.retrieve.link import EntityMatch
+
+if TYPE_CHECKING:
+    from hopgraph.query import Query
 
 
 def seed_relations(ctx: Context, qvec: np.ndarray, matches: list[EntityMatch], degree: int,
@@ -34,14 +39,14 @@ def seed_relations(ctx: Context, qvec: np.ndarray, matches: list[EntityMatch], d
                                      if score >= rank.ENTITY_MIN_SCORE)
         seeds = list(ctx.search.relations(qvec, rank.RELATION_TOP_K)[0])
     with clock.stage("expand"):
-        expansion = ctx.graph.expand(seed_entities, seeds, degree)
-    return expansion.relations
+        return ctx.graph.expand(seed_entities, seeds, degree)
 
 
-def run_seed(ctx: Context, question: str, qvec: np.ndarray, matches: list[EntityMatch],
-             top_k: int, degree: int, clock: Clock) -> Retrieval:
+def run_seed(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> Retrieval:
     """Passages of the candidate relations closest to the question, best relation first."""
-    candidates = seed_relations(ctx, qvec, matches, degree, clock)
+    linked = link_query(ctx, query, clock)
+    top_k = query.top_k
+    candidates = seed_relations(ctx, qvec, linked.matches, query.degree, clock)
     with clock.stage("rank"):
         scores = ctx.search.score_relations(qvec, candidates.tolist())
         ranked = sorted(scores.items(), key=lambda kv: -kv[1])
@@ -64,4 +69,5 @@ def run_seed(ctx: Context, question: str, qvec: np.ndarray, matches: list[Entity
             if len(passages) < top_k:
                 passages.setdefault(pid, PassageHit(pid, "", min(score, floor)))
     chosen = list(passages.values())[:top_k]
-    return Retrieval(question, "seed", chosen, relations=used, notes=notes)
+    result = Retrieval(query.question, "seed", chosen, relations=used, notes=notes)
+    return linked.onto(result, ctx.graph)

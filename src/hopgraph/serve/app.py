@@ -14,7 +14,6 @@ import hmac
 import json
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hopgraph.answer import stream_answer
-from hopgraph.config import NO_LLM_HELP
+from hopgraph.config import NO_LLM_HELP, ServeSettings
 from hopgraph.errors import EmbedderError, HopgraphError, InputError, LLMError, UsageError
 from hopgraph.serve.models import (
     AskRequest,
@@ -34,21 +33,13 @@ from hopgraph.serve.models import (
     QueryRequest,
     QueryResponse,
 )
-from hopgraph.serve.service import GraphService, passages
+from hopgraph.serve.service import GraphService
+
+__all__ = ["ServeSettings", "create_app", "run"]
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
-DEFAULT_MAX_BODY = 10 * 1024 * 1024
-
-
-@dataclass
-class ServeSettings:
-    """How the server guards itself (see the module docstring)."""
-
-    api_key: str | None = None
-    cors_origins: list[str] = field(default_factory=list)
-    max_body_bytes: int = DEFAULT_MAX_BODY
 
 
 def create_app(service: GraphService, settings: ServeSettings | None = None) -> FastAPI:
@@ -109,17 +100,16 @@ def _routes(api: APIRouter, service: GraphService) -> None:
         that led to each passage (nodes and edges, the path marked `on_path`)."""
         # Sent as built (its shape is QueryResponse, tested): validating each answer again
         # cost more than a cached answer does.
-        return Response(service.query_json(body.question, body.method, body.top_k,
-                                           body.degree, body.entities),
-                        media_type="application/json")
+        query = body.to_query(service.default_method())
+        return Response(service.query_json(query), media_type="application/json")
 
     @api.post("/ask", tags=["retrieval"], responses={200: {"content": {
         "text/event-stream": {}, "application/json": {}}}})
     def ask(body: AskRequest) -> Any:
         """A cited answer streamed as Server-Sent Events (`evidence`, `token`..., `done` or
         `error`) when the server has an LLM; otherwise the evidence and how to add one."""
-        graph, result = service.retrieve(body.question, body.method, body.top_k)
-        evidence = passages(graph, result)
+        result = service.retrieve(body.to_query(service.default_method()))
+        evidence = result.as_dict()["passages"]
         if service.llm is None:
             return {"answer": None, "message": NO_LLM_HELP.replace(
                 " The retrieved evidence is shown above.", ""), "passages": evidence}

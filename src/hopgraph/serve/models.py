@@ -5,34 +5,64 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from hopgraph.retrieve import MAX_QUESTION_CHARS, METHODS
+from hopgraph.answer import ANSWER_TOP_K
+from hopgraph.query import DEFAULT_DEGREE, DEFAULT_TOP_K, MAX_QUESTION_CHARS, Query
+from hopgraph.retrieve import registry
 
-Method = Literal[METHODS]  # type: ignore[valid-type]
 MAX_TOP_K = 100  # per request: a page shows a handful; the Python API allows more
+MAX_DEGREE = 3  # per request: expansion beyond 3 hops reaches most of a real graph
 MAX_ROWS = 10_000  # rows per POST /documents (send a large corpus in several requests)
 MAX_ENTITIES = 20
 
 
-class QueryRequest(BaseModel):
-    """A retrieval: the question and how to run it."""
+def _method_enum(schema: dict[str, Any]) -> None:
+    """The schema's enum of method names, read from the registry when the schema is made."""
+    for option in schema.get("anyOf", [schema]):
+        if option.get("type") == "string":
+            option["enum"] = list(registry.names())
+
+
+class _Question(BaseModel):
+    """What every retrieval request has: the question and, optionally, the method."""
 
     question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    method: Method | None = Field(
-        default=None, description="default: `llm` when the server has an LLM, else `default`")
-    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
-    degree: int = Field(default=1, ge=1, le=3)
+    method: str | None = Field(
+        default=None, json_schema_extra=_method_enum,
+        description="default: `llm` when the server has an LLM, else `default`")
+
+    @field_validator("method")
+    @classmethod
+    def _known_method(cls, method: str | None) -> str | None:
+        if method is not None:
+            registry.get(method)  # a UsageError (a ValueError: a 422) for an unknown name
+        return method
+
+
+class QueryRequest(_Question):
+    """A retrieval: the question and how to run it."""
+
+    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
+    degree: int = Field(default=DEFAULT_DEGREE, ge=1, le=MAX_DEGREE)
     entities: list[str] | None = Field(default=None, max_length=MAX_ENTITIES,
                                        description="query entities instead of linking them")
 
+    def to_query(self, default_method: str) -> Query:
+        """The `Query` this request asks for (`default_method` when it names none)."""
+        return Query(self.question, self.method or default_method, self.top_k, self.degree,
+                     tuple(self.entities) if self.entities else None)
 
-class AskRequest(BaseModel):
+
+class AskRequest(_Question):
     """An answer: the question, the retrieval method and how many passages to cite."""
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
-    method: Method | None = None
-    top_k: int = Field(default=5, ge=1, le=MAX_TOP_K)
+    top_k: int = Field(default=ANSWER_TOP_K, ge=1, le=MAX_TOP_K,
+                       description="passages the answer is written from")
+
+    def to_query(self, default_method: str) -> Query:
+        """The `Query` this request asks for (`default_method` when it names none)."""
+        return Query(self.question, self.method or default_method, self.top_k)
 
 
 class DocumentsRequest(BaseModel):
@@ -45,18 +75,26 @@ class DocumentsRequest(BaseModel):
                          description="keep stored passages of the documents (else replace)")
 
 
-class Passage(BaseModel):
-    """A retrieved passage."""
+class _View(BaseModel):
+    """A part of a response: exactly these fields (a test holds the server and the CLI's
+    `--json` to them)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Passage(_View):
+    """A retrieved passage, the relations that led to it (their texts and ids) and its
+    document."""
 
     id: str
     text: str
     score: float
-    relations: list[str] = []
-    via: list[str] = []
-    doc_id: str | None = None
+    relations: list[str]
+    via: list[str]
+    doc_id: str | None
 
 
-class Node(BaseModel):
+class Node(_View):
     """An entity or passage in a drawing."""
 
     id: str
@@ -67,7 +105,7 @@ class Node(BaseModel):
     text: str | None = None
 
 
-class Edge(BaseModel):
+class Edge(_View):
     """A relation (entity to entity), a name link (bridge to an entity named inside its
     name) or evidence (entity to passage) in a drawing."""
 
@@ -80,14 +118,14 @@ class Edge(BaseModel):
     score: float | None = None
 
 
-class Subgraph(BaseModel):
+class Subgraph(_View):
     """What to draw."""
 
     nodes: list[Node]
     edges: list[Edge]
 
 
-class RelationOut(BaseModel):
+class RelationOut(_View):
     """A relation a retrieval used."""
 
     id: str
@@ -95,33 +133,58 @@ class RelationOut(BaseModel):
     score: float
 
 
-class QueryResponse(BaseModel):
-    """Graph passages beside naive ones, the evidence, timings and the subgraph."""
+class QueryEntity(_View):
+    """A query entity: which graph entity, the text it was matched by, and how."""
+
+    id: str
+    name: str
+    matched: str
+    how: str
+    score: float
+
+
+class Bridge(_View):
+    """A bridge entity of the default method, and the relation it was reached through."""
+
+    id: str
+    name: str
+    relation: str
+    confidence: float
+
+
+class RetrievalView(_View):
+    """Graph passages beside naive ones, the evidence and timings: the one JSON view of a
+    retrieval (`records.comparison_json`), as `hopgraph query --json` prints it."""
 
     question: str
     method: str
     graph: list[Passage]
     naive: list[Passage]
-    entities: list[dict[str, Any]]
+    entities: list[QueryEntity]
     relations: list[RelationOut]
-    bridges: list[dict[str, Any]]
     timings_ms: dict[str, float]
     naive_timings_ms: dict[str, float]
     notes: list[str]
     llm: dict[str, Any] | None
+    bridges: list[Bridge]
+
+
+class QueryResponse(RetrievalView):
+    """The view of a retrieval, with the subgraph to draw and whether it was cached."""
+
     subgraph: Subgraph
     cached: bool = Field(description="served from the answers computed since the last write "
                          "(its timings are those of the first computation)")
 
 
-class EntityRef(BaseModel):
+class EntityRef(_View):
     """An entity named by id and name."""
 
     id: str
     name: str
 
 
-class EntityRelation(BaseModel):
+class EntityRelation(_View):
     """A relation of an entity."""
 
     id: str
@@ -131,7 +194,7 @@ class EntityRelation(BaseModel):
     passages: int
 
 
-class EntityResponse(BaseModel):
+class EntityResponse(_View):
     """An entity, its relations (capped; `total_relations` counts all) and neighbours."""
 
     id: str

@@ -18,80 +18,60 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from hopgraph.api import GraphRAG
-from hopgraph.graph import KnowledgeGraph
+from hopgraph.config import DEFAULT_ANSWER_CACHE
 from hopgraph.identity import entity_id
 from hopgraph.llm import LLMClient
-from hopgraph.records import PassageHit, Retrieval
-from hopgraph.retrieve import Retriever
+from hopgraph.query import Query
+from hopgraph.records import Retrieval, comparison_json
+from hopgraph.retrieve import Retriever, registry
 from hopgraph.serve import subgraph
 
 _T = TypeVar("_T")
-DEFAULT_CACHE = 1024  # answers kept per graph version (a MuSiQue answer is ~10 kB)
 
 
 class GraphService:
-    """The graph, its current retriever, and the lock that keeps writes one at a time."""
+    """The graph, its current version (retriever and answers), and the lock that keeps
+    writes one at a time."""
 
     def __init__(self, rag: GraphRAG, llm: LLMClient | None = None,
-                 cache_size: int = DEFAULT_CACHE) -> None:
+                 cache_size: int = DEFAULT_ANSWER_CACHE) -> None:
         self.rag = rag
         self.llm = llm
         self._writes = threading.Lock()
         self._cache_size = cache_size
-        self._current = _Current(rag.retriever, cache_size)  # built now: queries start warm
+        self._current = GraphVersion(rag.retriever, cache_size)  # built now: queries start warm
+
+    @property
+    def current(self) -> GraphVersion:
+        """The version of the latest finished write (read once per request)."""
+        return self._current
 
     @property
     def retriever(self) -> Retriever:
-        """The retriever of the latest finished write (read once per request)."""
+        """The retriever of the latest finished write."""
         return self._current.retriever
 
     def default_method(self) -> str:
-        """`llm` when the server has an LLM, else `default` (as the CLI chooses)."""
-        return "llm" if self.llm is not None else "default"
+        """The method of a request that names none (`llm` with an LLM, as in the CLI)."""
+        return registry.default_for(self.llm is not None)
 
-    def query(self, question: str, method: str | None, top_k: int, degree: int,
-              entities: list[str] | None) -> dict[str, Any]:
-        """Graph and naive retrieval side by side, with the subgraph to draw."""
-        return json.loads(self.query_json(question, method, top_k, degree, entities))
-
-    def query_json(self, question: str, method: str | None, top_k: int, degree: int,
-                   entities: list[str] | None) -> bytes:
-        """`query` as the JSON the API sends. A request answered since the last write comes
-        from the cache (`"cached": true`); identical requests arriving together are
-        computed once. `llm` answers are never cached (a model may choose otherwise)."""
+    def query_json(self, query: Query) -> bytes:
+        """Graph and naive retrieval side by side, with the subgraph to draw, as the JSON the
+        API sends. A query answered since the last write comes from the cache (`"cached":
+        true`); identical queries arriving together are computed once. Methods that use an
+        LLM are never cached (a model may choose otherwise)."""
         current = self._current
-        method = method or self.default_method()
 
         def compute() -> dict[str, Any]:
-            return self._answer(current.retriever, question, method, top_k, degree, entities)
+            return _answer(current.retriever, query)
 
-        if method == "llm" or current.size <= 0:
+        if registry.get(query.method).needs_llm or current.size <= 0:
             return _dumps({**compute(), "cached": False})
-        return current.answer((question, method, top_k, degree, tuple(entities or ())),
-                              compute)
+        return current.answer(query, compute)
 
-    @staticmethod
-    def _answer(retriever: Retriever, question: str, method: str, top_k: int, degree: int,
-                entities: list[str] | None) -> dict[str, Any]:
-        graph = retriever.graph
-        result, naive = retriever.compare(question, top_k=top_k, degree=degree,
-                                          entities=entities, method=method)
-        view = result.as_dict()
-        return {
-            "question": result.question, "method": result.method,
-            "graph": passages(graph, result), "naive": passages(graph, naive),
-            "entities": view["entities"], "relations": view["relations"],
-            "bridges": view["bridges"], "timings_ms": result.timings_ms,
-            "naive_timings_ms": naive.timings_ms, "notes": result.notes, "llm": result.llm,
-            "subgraph": subgraph.for_retrieval(graph, retriever.linker, result),
-        }
-
-    def retrieve(self, question: str, method: str | None, top_k: int
-                 ) -> tuple[KnowledgeGraph, Retrieval]:
-        """One retrieval (for answers), with the graph it ran on."""
-        retriever = self._current.retriever
-        return retriever.graph, retriever.retrieve(question, top_k=top_k,
-                                                   method=method or self.default_method())
+    def retrieve(self, query: Query) -> Retrieval:
+        """One retrieval (for answers), on the current version."""
+        return self._current.retriever.retrieve(query)
 
     def entity(self, name: str) -> dict[str, Any] | None:
         """An entity by its name (normalized: case and spacing do not matter), with its
@@ -105,13 +85,20 @@ class GraphService:
         return self._current.retriever.graph.documents()
 
     def write(self, change: Callable[[GraphRAG], _T]) -> _T:
-        """Run `change` alone on a fork of the graph, then swap in the new retriever."""
+        """Run `change` alone on a fork of the graph, then swap in the new version."""
         with self._writes:
             self.rag.fork()
             try:
                 return change(self.rag)
             finally:  # built before it replaces the old one (and its cache) at once
-                self._current = _Current(self.rag.retriever, self._cache_size)
+                self._current = GraphVersion(self.rag.retriever, self._cache_size)
+
+
+def _answer(retriever: Retriever, query: Query) -> dict[str, Any]:
+    """The retrieval view (`records.comparison_json`) plus the subgraph behind it."""
+    result, naive = retriever.compare(query)
+    return {**comparison_json(result, naive),
+            "subgraph": subgraph.for_retrieval(retriever.graph, retriever.linker, result)}
 
 
 @dataclass
@@ -122,7 +109,7 @@ class _Flight:
     value: bytes | None = None
 
 
-class _Current:
+class GraphVersion:
     """A retriever and the answers computed on it, as JSON (least recently used dropped
     first). A write replaces both together, so a cached answer is never older than the
     graph."""
@@ -130,11 +117,11 @@ class _Current:
     def __init__(self, retriever: Retriever, size: int) -> None:
         self.retriever = retriever
         self.size = size
-        self._answers: OrderedDict[tuple[Any, ...], bytes] = OrderedDict()
-        self._flights: dict[tuple[Any, ...], _Flight] = {}
+        self._answers: OrderedDict[Query, bytes] = OrderedDict()
+        self._flights: dict[Query, _Flight] = {}
         self._lock = threading.Lock()
 
-    def answer(self, key: tuple[Any, ...], compute: Callable[[], dict[str, Any]]) -> bytes:
+    def answer(self, key: Query, compute: Callable[[], dict[str, Any]]) -> bytes:
         """The cached answer for `key`, or the one being computed for it, or compute it."""
         with self._lock:
             if key in self._answers:
@@ -164,15 +151,3 @@ class _Current:
 
 def _dumps(answer: dict[str, Any]) -> bytes:
     return json.dumps(answer, ensure_ascii=False).encode("utf-8")
-
-
-def passages(graph: KnowledgeGraph, result: Retrieval) -> list[dict[str, Any]]:
-    """A retrieval's passages as the API returns them, each with its document."""
-    return [_passage(graph, hit) for hit in result.passages]
-
-
-def _passage(graph: KnowledgeGraph, hit: PassageHit) -> dict[str, Any]:
-    index = graph.passage_index.get(hit.id)
-    return {"id": hit.id, "text": hit.text, "score": round(hit.score, 6),
-            "relations": hit.relations, "via": hit.via,
-            "doc_id": graph.doc_of(index) if index is not None else None}

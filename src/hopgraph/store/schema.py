@@ -47,14 +47,14 @@ def _new_collection(client: MilvusClient, name: str, schema: Any,
 def search_ef(limit: int) -> int:
     """The HNSW candidate list size for a top-`limit` search.
 
-    AUTOINDEX is HNSW on Milvus 2.3+ servers and on Lite graphs created before Lite got
-    FLAT (LITE_INDEX; FLAT ignores the parameter). With HNSW's default list a
-    search is approximate: on MuSiQue (17k relations, Milvus Lite) the top 20 differed from
-    the exact top 20 for 6 of 50 questions, the top 100 for 49 of 50, and a top-2000 passage
-    search returned 844 of 1,890 rows. Measured there: a list of 256 gave the exact top 20
-    for all 50 questions; for the top 100, 400 gave 49 of 50 and 1,024 all 50. Hence 8x the
-    limit, at least 512 (~1-2 ms more per search); with it the mirror and Milvus Lite return
-    identical top-5 passages on all 50 questions for every method (benchmarks/backends.py).
+    AUTOINDEX is HNSW on Milvus 2.3+ servers (Lite's FLAT, LITE_INDEX, ignores the parameter).
+    With HNSW's default list a search is approximate: on MuSiQue (17k relations, Milvus Lite)
+    the top 20 differed from the exact top 20 for 6 of 50 questions, the top 100 for 49 of 50,
+    and a top-2000 passage search returned 844 of 1,890 rows. Measured there: a list of 256 gave
+    the exact top 20 for all 50 questions; for the top 100, 400 gave 49 of 50 and 1,024 all 50.
+    Hence 8x the limit, at least 512 (~1-2 ms more per search); with it the mirror and Milvus
+    Lite return identical top-5 passages on all 50 questions for every method
+    (benchmarks/backends.py).
     """
     return min(MAX_EF, max(MIN_EF, 8 * limit))
 
@@ -146,7 +146,7 @@ def create_passages(client: MilvusClient, name: str, dim: int,
 
     No Milvus full-text (BM25) field: hopgraph ranks with its own BM25 index on every backend
     (`retrieve.lexical`), so Milvus would compute and index sparse vectors on every insert for
-    nothing. Graphs created before keep their field; it is simply not read.
+    nothing.
     """
     _new_collection(client, name, _passage_schema(client, dim), index_type)
 

@@ -1,10 +1,6 @@
-"""The LLM client: chat completions from any OpenAI-compatible server, with retries and a cache.
+"""The OpenAI-compatible HTTP clients: chat completions (retried, cached) and embeddings.
 
-The only module that imports the OpenAI SDK: chat models, and the /embeddings endpoint used by
-`hopgraph.embed.remote`. Works with OpenAI, Ollama, vLLM and llama.cpp
-(anything serving /v1/chat/completions). Replies are cached on disk in SQLite, keyed by
-(model, messages, json_mode, temperature), so a repeated call makes no request. Streamed
-answers are cached too, once the stream has finished: a repeat replays the text as one chunk.
+The only module that imports the OpenAI SDK, and only on first use.
 """
 
 from __future__ import annotations
@@ -12,91 +8,22 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import random
-import sqlite3
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields
-from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
 from hopgraph.config import LLMSettings
 from hopgraph.errors import LLMError
+from hopgraph.llm.cache import ReplyCache
+from hopgraph.llm.replies import Completion, Usage
 
 log = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 Messages = list[dict[str, Any]]
-
-__all__ = ["Completion", "EmbeddingClient", "LLMClient", "LLMError", "LLMSettings", "Usage",
-           "parse_json_reply"]
-
-
-@dataclass(frozen=True)
-class Completion:
-    """One reply: its text, the tokens it cost (0 when cached) and whether it came from cache."""
-
-    text: str
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached: bool = False
-
-
-@dataclass
-class Usage:
-    """Running totals for one client; safe to update from many threads."""
-
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    requests: int = 0  # HTTP requests sent, retries included
-    cache_hits: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
-
-    def add(self, prompt_tokens: int = 0, completion_tokens: int = 0, requests: int = 0,
-            cache_hits: int = 0) -> None:
-        """Add to the totals atomically."""
-        with self._lock:
-            self.prompt_tokens += prompt_tokens
-            self.completion_tokens += completion_tokens
-            self.requests += requests
-            self.cache_hits += cache_hits
-
-    def as_dict(self) -> dict[str, int]:
-        """The totals as a plain dict (a consistent snapshot)."""
-        with self._lock:
-            return {f.name: getattr(self, f.name) for f in fields(self) if f.name[0] != "_"}
-
-
-class _ReplyCache:
-    """Completed reply texts in one SQLite file; one connection guarded by a lock."""
-
-    def __init__(self, path: str) -> None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(path, timeout=30, check_same_thread=False)
-        with self._lock, self._db:
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS replies "
-                "(key TEXT PRIMARY KEY, model TEXT, text TEXT, created REAL)"
-            )
-
-    def get(self, key: str) -> str | None:
-        with self._lock:
-            row = self._db.execute("SELECT text FROM replies WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def put(self, key: str, model: str, text: str) -> None:
-        with self._lock, self._db:
-            self._db.execute("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?)",
-                             (key, model, text, time.time()))
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
 
 
 def _sdk() -> ModuleType:
@@ -145,7 +72,7 @@ class LLMClient:
             timeout=settings.timeout, max_retries=0,
         )
         self.base_url = str(self._client.base_url).rstrip("/")
-        self._cache = _ReplyCache(settings.cache_path) if settings.cache_path else None
+        self._cache = ReplyCache(settings.cache_path) if settings.cache_path else None
 
     def close(self) -> None:
         """Close the HTTP client and the cache file."""
@@ -284,7 +211,7 @@ class EmbeddingClient:
                  timeout: float = 60.0, max_retries: int = 3) -> None:
         self.model = model
         self._client = _sdk().OpenAI(
-            base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "unset",
+            base_url=base_url, api_key=api_key or "unset",
             timeout=timeout, max_retries=max_retries,
         )
         self.base_url = str(self._client.base_url).rstrip("/")
@@ -302,18 +229,3 @@ class EmbeddingClient:
     def close(self) -> None:
         """Close the HTTP client."""
         self._client.close()
-
-
-def parse_json_reply(text: str) -> dict[str, Any] | None:
-    """The JSON object in an LLM reply: bare, in ```json fences, or embedded in prose."""
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    while start != -1:
-        try:
-            value, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None

@@ -1,0 +1,118 @@
+"""Raw documents → chunks → records with triplets: the one path from .txt/.md/.pdf files to
+load reports, used by `GraphRAG.add_documents` (and so by `hopgraph ingest --extract`).
+
+`prepare` reads and chunks the files and picks the extractor (the LLM when one is given or
+asked for, else the offline one); `run` extracts. A dry run stops after `prepare`, or after
+`run` of the offline extractor, which calls nothing outside the process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hopgraph.config import NO_LLM_HELP
+from hopgraph.errors import LLMError, UsageError
+from hopgraph.ingest.documents import (
+    DEFAULT_CHUNK_TOKENS,
+    DEFAULT_OVERLAP_TOKENS,
+    Chunk,
+    Document,
+    chunk_documents,
+    read_documents,
+)
+from hopgraph.llm import LLMClient
+from hopgraph.records import LoadReport
+
+EXTRACTORS = ("auto", "offline", "llm")
+
+
+@dataclass
+class Plan:
+    """The documents read, their chunks, and which extractor will run."""
+
+    extractor: str  # "offline" or "llm"
+    reading: LoadReport  # files skipped while reading (no records)
+    docs: list[Document]
+    chunks: list[Chunk]
+    titles: dict[str, str] = field(default_factory=dict)  # document path -> title (offline)
+
+
+@dataclass
+class Extraction:
+    """What extraction gave: the load reports to ingest and what it did, for people."""
+
+    extractor: str
+    reports: list[LoadReport]
+    lines: list[str]
+
+
+def choose(extractor: str, has_llm: bool) -> str:
+    """The extractor that runs: `llm` when asked for or ("auto") when an LLM is configured,
+    else `offline`. Asking for `llm` with none configured is an LLMError saying how."""
+    if extractor not in EXTRACTORS:
+        raise UsageError(f"unknown extractor {extractor!r}", fix=", ".join(EXTRACTORS))
+    if extractor == "llm" and not has_llm:
+        raise _no_llm()
+    return "llm" if extractor == "llm" or (extractor == "auto" and has_llm) else "offline"
+
+
+def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool = False,
+            chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+            overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> Plan:
+    """Read and chunk the files and folders; skipped files are the reading report's problems."""
+    from hopgraph.ingest.offline_extractor import document_title
+
+    chosen = choose(extractor, has_llm)
+    reading = LoadReport(path="documents")
+    docs = read_documents(paths, reading.problems)
+    chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
+    titles = ({doc.path: document_title(doc.path, doc.text) for doc in docs}
+              if chosen == "offline" else {})
+    return Plan(chosen, reading, docs, chunks, titles)
+
+
+def run(plan: Plan, llm: LLMClient | None = None,
+        progress: Callable[[str, int, int], None] | None = None) -> Extraction:
+    """Extract the plan's chunks (`progress("extract", done, total)` as LLM chunks finish)."""
+    if plan.extractor == "offline":
+        return _offline(plan)
+    if llm is None:
+        raise _no_llm()
+    from hopgraph.ingest.llm_extractor import extract_records
+
+    done = 0
+
+    def advance(count: int) -> None:
+        nonlocal done
+        done += count
+        if progress is not None:
+            progress("extract", done, len(plan.chunks))
+
+    report = extract_records(llm, plan.chunks, progress=advance)
+    usage = ", ".join(f"{k} {v}" for k, v in llm.usage.as_dict().items())
+    line = (f"extracted {report.triplets} triplets from {len(plan.chunks)} chunks of "
+            f"{len(plan.docs)} documents ({report.cached} chunks from cache, "
+            f"{report.chunks_failed} failed, {report.triplets_skipped} malformed triplets "
+            f"skipped); LLM {usage}")
+    return Extraction("llm", [plan.reading, report], [line])
+
+
+def _no_llm() -> LLMError:
+    how = NO_LLM_HELP.split("\n", 1)[1].replace(" The retrieved evidence is shown above.", "")
+    return LLMError("extractor 'llm' needs an LLM, and none is configured",
+                    fix=f"{how} From Python: GraphRAG(..., llm=LLMClient(LLMSettings(...))).")
+
+
+def _offline(plan: Plan) -> Extraction:
+    from hopgraph.ingest.offline_extractor import extract_chunks
+
+    started = time.perf_counter()
+    report, stats = extract_chunks(plan.chunks, plan.titles)
+    seconds = time.perf_counter() - started
+    lines = [f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
+             f"{stats.triplets} triplets from {len(plan.docs)} documents in {seconds:.2f}s",
+             *(f"note: {note}" for note in stats.notes)]
+    return Extraction("offline", [plan.reading, report], lines)

@@ -1,0 +1,132 @@
+// hopgraph web page, part 1 of 3: DOM helpers and API calls (the key, a retry after a 401).
+// Plain JS, no build step; the three scripts share the page's global scope and load in
+// order: common.js, draw.js, app.js. Every piece of server data goes into the DOM as text
+// (textContent / text nodes), never as HTML.
+"use strict";
+
+const KEY_STORAGE = "hopgraph.apiKey";
+const $ = (id) => document.getElementById(id);
+
+// ---------------------------------------------------------------------------------------------
+// DOM helpers
+
+/** Create an element; string children become text nodes, so they are never parsed as HTML. */
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Replace the children of a container. */
+function fill(container, children) {
+  container.replaceChildren(...children);
+}
+
+function truncate(text, max) {
+  return text.length > max ? text.slice(0, max - 1) + "…" : text;
+}
+
+/** The last part of a path-like document id (the whole id is the title). */
+function baseName(docId) {
+  return docId.split("/").filter(Boolean).pop() || docId;
+}
+
+function showError(message) {
+  const box = $("error");
+  box.textContent = message;
+  box.hidden = !message;
+}
+
+// ---------------------------------------------------------------------------------------------
+// API calls, with the key (when one is stored) and a retry after asking for it on a 401
+
+class ApiError extends Error {}
+
+/** FastAPI sends {"detail": "..."} or, for schema errors, {"detail": [{"loc", "msg"}]}. */
+function detailText(body, response) {
+  const detail = body && body.detail;
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) {
+    return detail.map((d) => `${(d.loc || []).join(".")}: ${d.msg}`).join("; ");
+  }
+  return `${response.status} ${response.statusText || "error"}`;
+}
+
+let keyRequest = null; // one pending "please give a key" prompt, shared by concurrent calls
+
+/** Show the key form and resolve with the key the user enters. */
+function askForKey(rejected) {
+  if (keyRequest) return keyRequest;
+  const form = $("auth");
+  $("auth-note").textContent = rejected
+    ? "That key was rejected; enter another one."
+    : "The key is kept in this browser (localStorage).";
+  form.hidden = false;
+  $("api-key").value = "";
+  $("api-key").focus();
+  keyRequest = new Promise((resolve) => {
+    form.onsubmit = (event) => {
+      event.preventDefault();
+      const key = $("api-key").value.trim();
+      if (!key) return;
+      localStorage.setItem(KEY_STORAGE, key);
+      form.hidden = true;
+      keyRequest = null;
+      resolve(key);
+    };
+  });
+  return keyRequest;
+}
+
+/** fetch() an API path; returns the Response when ok, throws ApiError with `detail` if not. */
+async function request(method, path, body) {
+  for (;;) {
+    const key = localStorage.getItem(KEY_STORAGE);
+    const headers = { Accept: "application/json, text/event-stream" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (key) headers.Authorization = `Bearer ${key}`;
+    const response = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    if (response.status === 401) {
+      await askForKey(Boolean(key));
+      continue; // retry with the new key
+    }
+    if (!response.ok) {
+      const data = await response.json().catch(() => null);
+      throw new ApiError(detailText(data, response));
+    }
+    return response;
+  }
+}
+
+async function api(method, path, body) {
+  return (await request(method, path, body)).json();
+}
+
+/** Run an action with the buttons disabled; any error goes to the error box. */
+async function busy(action) {
+  const buttons = [$("run"), $("ask")];
+  buttons.forEach((b) => (b.disabled = true));
+  document.body.setAttribute("aria-busy", "true");
+  showError("");
+  try {
+    await action();
+  } catch (error) {
+    showError(error instanceof ApiError ? error.message : `Request failed: ${error.message}`);
+  } finally {
+    buttons.forEach((b) => (b.disabled = false));
+    document.body.removeAttribute("aria-busy");
+  }
+}

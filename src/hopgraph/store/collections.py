@@ -1,0 +1,175 @@
+"""Row access to one graph's Milvus collections: reads, searches and batched writes.
+
+`MilvusStore` builds on this with the graph itself (its four collections, meta row and write
+counter). Failures of the backend reach callers as `StoreError`, naming the graph and URI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+from pymilvus import MilvusClient
+from pymilvus.exceptions import MilvusException
+
+from hopgraph.errors import StoreError
+from hopgraph.records import Hit
+from hopgraph.store import schema
+
+_BATCH = 1000
+_PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
+# Reads see this client's own writes ("Session"), not necessarily another process's last
+# ones. "Strong" made every read on a Milvus 2.3 server wait ~200 ms for the cluster's time
+# tick (measured: a search 200 ms Strong vs 6 ms Session). The meta row (`MilvusStore.meta`),
+# which carries the write counter other processes bump, is still read Strong.
+_READS = "Session"
+
+
+class Collections:
+    """Rows of the collections of one graph, by collection name, through one Milvus client."""
+
+    def __init__(self, uri: str, graph: str, client: MilvusClient) -> None:
+        self.uri = uri
+        self.graph = graph
+        self._client = client
+        self._loaded: set[str] = set()  # collections loaded for reading
+
+    @contextmanager
+    def _failures(self, what: str) -> Iterator[None]:
+        """Milvus exceptions raised inside become StoreErrors naming the graph and URI."""
+        try:
+            yield
+        except MilvusException as exc:
+            raise StoreError(f"{what} failed in graph {self.graph!r}: {exc}",
+                             where=self.uri) from exc
+
+    def ensure_loaded(self, *collections: str) -> None:
+        """Load these collections for reading, if not yet done (all at once: faster on a
+        server). Every read below calls this; callers that will read several soon pass
+        them together."""
+        missing = [name for name in collections if name not in self._loaded]
+        if not missing:
+            return
+        with self._failures("loading the collections"):
+            schema.load_collections(self._client, missing)
+        self._loaded.update(missing)
+
+    # --- reads -----------------------------------------------------------------------------
+
+    def existing_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
+        """The subset of `ids` already stored in `collection`."""
+        return {row["id"] for row in self.get(collection, ids, ["id"])}
+
+    def get(self, collection: str, ids: Sequence[str], fields: list[str]) -> list[dict[str, Any]]:
+        """Rows by id (in no particular order), with the given fields."""
+        rows: list[dict[str, Any]] = []
+        if ids:
+            self.ensure_loaded(collection)
+        with self._failures(f"reading rows of {collection}"):
+            for start in range(0, len(ids), _BATCH):
+                rows.extend(
+                    dict(row) for row in
+                    self._client.get(collection, ids=list(ids[start : start + _BATCH]),
+                                     output_fields=fields, consistency_level=_READS)
+                )
+        return rows
+
+    def scan(self, collection: str, fields: list[str]) -> Iterator[dict[str, Any]]:
+        """Every row of a collection, paged with an iterator (a plain query truncates)."""
+        self.ensure_loaded(collection)
+        with self._failures(f"scanning {collection}"):
+            iterator = self._client.query_iterator(
+                collection, batch_size=_PAGE, filter="", output_fields=fields,
+                consistency_level=_READS,
+            )
+            try:
+                while True:
+                    page = iterator.next()
+                    if not page:
+                        break
+                    yield from (dict(row) for row in page)
+            finally:
+                iterator.close()
+
+    def count(self, collection: str) -> int:
+        """Exact row count of a collection."""
+        self.ensure_loaded(collection)
+        with self._failures(f"counting {collection}"):
+            rows = self._client.query(collection, filter="", output_fields=["count(*)"],
+                                      consistency_level=_READS)
+        return int(rows[0]["count(*)"]) if rows else 0
+
+    def vector_width(self, collection: str) -> int:
+        """The dimension of a collection's vector field, as its schema says."""
+        with self._failures(f"describing {collection}"):
+            info = self._client.describe_collection(collection)
+        for spec in info.get("fields", []):
+            if spec.get("name") == "vector":
+                return int(spec.get("params", {}).get("dim", 0))
+        return 0
+
+    def index_progress(self, collection: str) -> tuple[int, int]:
+        """(rows indexed, rows in total) of a collection's vector index (Milvus builds
+        indexes in the background after a flush; until then searches scan unindexed rows)."""
+        with self._failures(f"describing the index of {collection}"):
+            return schema.index_progress(self._client, collection)
+
+    def vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Stored vectors by id (ids not stored are absent), as float32 arrays."""
+        return {row["id"]: np.asarray(row["vector"], dtype=np.float32)
+                for row in self.get(collection, ids, ["id", "vector"])}
+
+    def search(self, collection: str, vectors: np.ndarray, limit: int,
+               fields: Sequence[str] = ()) -> list[list[Hit]]:
+        """Cosine top-`limit` for each query vector."""
+        if limit <= 0 or len(vectors) == 0:
+            return [[] for _ in range(len(vectors))]
+        if limit > schema.MAX_TOP_K:
+            raise StoreError(f"a Milvus search returns at most {schema.MAX_TOP_K} rows, "
+                             f"{limit} were asked for")
+        self.ensure_loaded(collection)
+        with self._failures(f"searching {collection}"):
+            results = self._client.search(
+                collection, data=[v.tolist() for v in vectors], anns_field="vector",
+                limit=limit, output_fields=list(fields),
+                search_params={"metric_type": "COSINE", "params": {"ef": schema.search_ef(limit)}},
+                consistency_level=_READS,
+            )
+        return [
+            [Hit(str(h["id"]), float(h["distance"]), dict(h.get("entity") or {})) for h in hits]
+            for hits in results
+        ]
+
+    # --- writes ----------------------------------------------------------------------------
+
+    def insert(self, collection: str, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert rows in batches; returns how many."""
+        return self._write(collection, rows, self._client.insert)
+
+    def upsert(self, collection: str, rows: Iterable[dict[str, Any]]) -> int:
+        """Insert or replace rows by id, in batches; returns how many."""
+        return self._write(collection, rows, self._client.upsert)
+
+    def delete(self, collection: str, ids: Sequence[str]) -> None:
+        """Delete rows by id."""
+        self.ensure_loaded(collection)
+        with self._failures(f"deleting from {collection}"):
+            for start in range(0, len(ids), _BATCH):
+                self._client.delete(collection, ids=list(ids[start : start + _BATCH]))
+
+    def _write(self, collection: str, rows: Iterable[dict[str, Any]], op: Any) -> int:
+        batch: list[dict[str, Any]] = []
+        total = 0
+        with self._failures(f"writing to {collection}"):
+            for row in rows:
+                batch.append(row)
+                if len(batch) >= _BATCH:
+                    op(collection, batch)
+                    total += len(batch)
+                    batch = []
+            if batch:
+                op(collection, batch)
+                total += len(batch)
+        return total
