@@ -179,7 +179,7 @@ def stage_ingest(size: int, uri: str) -> dict[str, float]:
 
 def stage_reopen(size: int, uri: str) -> dict[str, float]:
     """A new process: reopen from the snapshot, query both backends, expand, link."""
-    from hopgraph.graph_reference import MatrixPowers
+    from hopgraph.graph.reference import MatrixPowers
 
     questions, picked = questions_for(size)
     row: dict[str, float] = {}

@@ -3,7 +3,7 @@ import pytest
 from conftest import BERNOULLI, need
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.graph_reference import MatrixPowers
+from hopgraph.graph.reference import MatrixPowers
 from hopgraph.identity import entity_id, relation_id, relation_text
 from hopgraph.ingest.loaders import load_file
 

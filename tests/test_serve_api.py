@@ -20,7 +20,7 @@ from hopgraph import GraphRAG, Query  # noqa: E402
 from hopgraph.config import ServeSettings  # noqa: E402
 from hopgraph.errors import UsageError  # noqa: E402
 from hopgraph.ingest.loaders import source_doc_id  # noqa: E402
-from hopgraph.query import MAX_QUESTION_CHARS  # noqa: E402
+from hopgraph.retrieve.query import MAX_QUESTION_CHARS  # noqa: E402
 from hopgraph.serve.app import create_app  # noqa: E402
 from hopgraph.serve.service import GraphService  # noqa: E402
 

@@ -18,7 +18,6 @@ from hopgraph.errors import (
     UsageError,
 )
 from hopgraph.llm import LLMClient
-from hopgraph.query import Query
 from hopgraph.records import (
     IngestSummary,
     LoadReport,
@@ -30,6 +29,7 @@ from hopgraph.records import (
     Triplet,
 )
 from hopgraph.retrieve import registry
+from hopgraph.retrieve.query import Query
 
 __all__ = [
     "METHODS",

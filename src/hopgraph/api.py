@@ -19,9 +19,9 @@ from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKE
 from hopgraph.ingest.loaders import read_items
 from hopgraph.ingest.writer import Progress
 from hopgraph.llm import LLMClient
-from hopgraph.query import DEFAULT_TOP_K, Query
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Removal, Retrieval
 from hopgraph.retrieve import Retriever
+from hopgraph.retrieve.query import DEFAULT_TOP_K, Query
 from hopgraph.store import MilvusStore
 from hopgraph.store.state import GraphState
 from hopgraph.store.vectors import VectorFile

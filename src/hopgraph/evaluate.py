@@ -13,8 +13,8 @@ from typing import Any
 from hopgraph.errors import InputError, UsageError
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import read_text
-from hopgraph.query import Query
 from hopgraph.retrieve import Retriever
+from hopgraph.retrieve.query import Query
 
 log = logging.getLogger(__name__)
 

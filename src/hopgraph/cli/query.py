@@ -12,9 +12,9 @@ from hopgraph.cli.common import llm_client, open_graph, short
 from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.llm import LLMClient
-from hopgraph.query import DEFAULT_DEGREE, DEFAULT_TOP_K, Query
 from hopgraph.records import Retrieval, comparison_json
 from hopgraph.retrieve import registry
+from hopgraph.retrieve.query import DEFAULT_DEGREE, DEFAULT_TOP_K, Query
 
 
 def _side_by_side(left: Retrieval, right: Retrieval, width: int) -> str:

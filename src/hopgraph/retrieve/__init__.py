@@ -1,18 +1,19 @@
 """Retrieval: question → entities and relations → expansion → ranking → passages.
 
-pipeline (embed, dispatch, timings), registry (the methods by name), context (shared steps),
-one module per method (naive, seed, default, llm_method), the policies they use (bridge,
-rank, llm_steps) and what they search with (link, search, mirror, lexical).
+pipeline (embed, dispatch, timings), registry (the methods by name) and methods (the
+built-in ones registered, one line each), context (shared steps), one module per method
+(naive, seed, default, llm_method), the policies they use (bridge, rank, llm_steps) and what
+they search with (link, search, mirror, lexical).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from hopgraph.retrieve import registry
+from hopgraph.retrieve import methods, registry
 from hopgraph.retrieve.pipeline import Retriever
 
-__all__ = ["METHODS", "OFFLINE_METHODS", "Retriever", "registry"]
+__all__ = ["METHODS", "OFFLINE_METHODS", "Retriever", "methods", "registry"]
 
 
 def __getattr__(name: str) -> Any:

@@ -12,17 +12,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.llm import LLMClient
 from hopgraph.records import PassageHit, Retrieval
 from hopgraph.retrieve.link import EntityLinker, EntityMatch
+from hopgraph.retrieve.query import Query
 from hopgraph.retrieve.search import Searcher
-
-if TYPE_CHECKING:  # not at run time: `hopgraph.query` imports the method registry
-    from hopgraph.query import Query
 
 
 class Clock:

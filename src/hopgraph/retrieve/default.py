@@ -8,17 +8,13 @@ step and its constants. This module does the searching; `bridge` holds the choic
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from hopgraph.records import PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import bridge, rank
 from hopgraph.retrieve.context import Clock, Context, link_query
 from hopgraph.retrieve.link import EntityMatch
-
-if TYPE_CHECKING:
-    from hopgraph.query import Query
+from hopgraph.retrieve.query import Query
 
 
 def run_default(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> Retrieval:

@@ -8,18 +8,14 @@ offline ranking and says so in `notes` and `llm["fallback"]`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from hopgraph.records import PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import llm_steps, rank
 from hopgraph.retrieve.context import Clock, Context, entity_dicts, query_entities
 from hopgraph.retrieve.default import bridge_ranking
+from hopgraph.retrieve.query import Query
 from hopgraph.retrieve.seed import seed_relations
-
-if TYPE_CHECKING:
-    from hopgraph.query import Query
 
 
 def run_llm(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> Retrieval:

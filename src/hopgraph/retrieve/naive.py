@@ -3,16 +3,12 @@ BM25 term (`naive_lexical`)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from hopgraph.records import PassageHit, Retrieval
 from hopgraph.retrieve import rank
 from hopgraph.retrieve.context import Clock, Context
-
-if TYPE_CHECKING:
-    from hopgraph.query import Query
+from hopgraph.retrieve.query import Query
 
 
 def run_naive(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> Retrieval:

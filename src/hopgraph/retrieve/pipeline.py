@@ -9,7 +9,6 @@ reference method with an LLM, falling back to the offline ranking (`llm_method`)
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,11 +20,9 @@ from hopgraph.records import Retrieval
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.context import Clock, Context, fill_texts
 from hopgraph.retrieve.link import EntityLinker
+from hopgraph.retrieve.query import Query
 from hopgraph.retrieve.search import MemorySearcher, Searcher, make_searcher
 from hopgraph.store.state import GraphState
-
-if TYPE_CHECKING:  # not at run time: `hopgraph.query` imports the method registry
-    from hopgraph.query import Query
 
 
 class Retriever:

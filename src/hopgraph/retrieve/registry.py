@@ -1,31 +1,24 @@
 """The retrieval methods, by name: one registry that everything else reads.
 
-A method is one function `run(ctx, query, qvec, clock) -> Retrieval` in a module of its own
-(`naive`, `seed`, `default`, `llm_method`), and one `register` line below. The CLI's
-`--method` choices, the REST schema's enum, `eval`'s method list, `hopgraph.METHODS` and the
-table in docs/methods.md (checked by a test) all come from here, in registration order.
+A method is one function `run(ctx, query, qvec, clock) -> Retrieval` in a module of its own,
+and one `register` line (the built-in ones in `retrieve.methods`, which the package imports
+first). The CLI's `--method` choices, the REST schema's enum, `eval`'s method list,
+`hopgraph.METHODS` and the table in docs/methods.md (checked by a test) all come from here,
+in registration order. This module imports no method, so `Query` can check names against it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-import numpy as np
 
 from hopgraph.errors import UsageError
 from hopgraph.records import Retrieval
-from hopgraph.retrieve.context import Clock, Context
-from hopgraph.retrieve.default import run_default
-from hopgraph.retrieve.llm_method import run_llm
-from hopgraph.retrieve.naive import run_naive, run_naive_lexical
-from hopgraph.retrieve.seed import run_seed
 
-if TYPE_CHECKING:  # not at run time: `hopgraph.query` imports this module
-    from hopgraph.query import Query
-
-Run = Callable[[Context, "Query", np.ndarray, Clock], Retrieval]
+# run(ctx: retrieve.context.Context, query: hopgraph.Query, qvec: the question's embedding,
+# clock: retrieve.context.Clock). Spelled loosely: `Query` checks method names here, so
+# this module names neither.
+Run = Callable[..., Retrieval]
 DEFAULT = "default"  # the method of a query that names none (and of `eval`'s table)
 
 
@@ -85,14 +78,3 @@ def markdown_table() -> str:
     rows += [f"| `{m.name}` | {'yes' if m.needs_llm else 'no'} | {m.summary} |"
              for m in _METHODS.values()]
     return "\n".join(rows)
-
-
-register(Method("naive", run_naive, False, "dense passage search with the question"))
-register(Method("naive_lexical", run_naive_lexical, False,
-                "dense passage search plus a small BM25 term"))
-register(Method("seed", run_seed, False, "the reference method with the LLM rerank replaced "
-                "by question–relation cosine"))
-register(Method("default", run_default, False,
-                "graph-guided re-query through bridge entities"))
-register(Method("llm", run_llm, True, "the reference method with an LLM: it names the "
-                "question's entities and picks the useful relations"))

@@ -8,8 +8,6 @@ expansion to degree d gives candidate relations; the best candidates by cosine g
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from hopgraph.identity import normalize
@@ -17,9 +15,7 @@ from hopgraph.records import PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import rank
 from hopgraph.retrieve.context import Clock, Context, link_query
 from hopgraph.retrieve.link import EntityMatch
-
-if TYPE_CHECKING:
-    from hopgraph.query import Query
+from hopgraph.retrieve.query import Query
 
 
 def seed_relations(ctx: Context, qvec: np.ndarray, matches: list[EntityMatch], degree: int,

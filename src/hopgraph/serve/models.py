@@ -8,8 +8,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from hopgraph.answer import ANSWER_TOP_K
-from hopgraph.query import DEFAULT_DEGREE, DEFAULT_TOP_K, MAX_QUESTION_CHARS, Query
 from hopgraph.retrieve import registry
+from hopgraph.retrieve.query import DEFAULT_DEGREE, DEFAULT_TOP_K, MAX_QUESTION_CHARS, Query
 
 MAX_TOP_K = 100  # per request: a page shows a handful; the Python API allows more
 MAX_DEGREE = 3  # per request: expansion beyond 3 hops reaches most of a real graph

@@ -21,9 +21,9 @@ from hopgraph.api import GraphRAG
 from hopgraph.config import DEFAULT_ANSWER_CACHE
 from hopgraph.identity import entity_id
 from hopgraph.llm import LLMClient
-from hopgraph.query import Query
 from hopgraph.records import Retrieval, comparison_json
 from hopgraph.retrieve import Retriever, registry
+from hopgraph.retrieve.query import Query
 from hopgraph.serve import subgraph
 
 _T = TypeVar("_T")

@@ -6,7 +6,7 @@ CSR row into one table of passage ids; `graph.relations[r]` builds a small `Rela
 view only when asked. Built from the snapshot or from the stored relations when a graph is
 opened. Expansion walks outward from the seeds through the sparse incidence matrix, so its
 cost follows the subgraph it touches; it yields exactly the candidate set of the matrix-power
-formulation (see `graph_reference.MatrixPowers`).
+formulation (see `reference.MatrixPowers`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,16 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from hopgraph import graph_edit
-from hopgraph.columns import Ints, Relations, RowLists, check_columns, neighbours, sorted_unique
 from hopgraph.errors import UsageError
+from hopgraph.graph import edit
+from hopgraph.graph.columns import (
+    Ints,
+    Relations,
+    RowLists,
+    check_columns,
+    neighbours,
+    sorted_unique,
+)
 
 
 class KnowledgeGraph:
@@ -178,12 +185,12 @@ class KnowledgeGraph:
 
     def citing(self, passages: np.ndarray) -> np.ndarray:
         """Relations whose passage list holds any of `passages` (indices), sorted."""
-        return graph_edit.citing(self, passages)
+        return edit.citing(self, passages)
 
     def without(self, relations: np.ndarray, entities: np.ndarray, passages: np.ndarray
                 ) -> tuple[KnowledgeGraph, dict[str, np.ndarray]]:
-        """This graph less these relations, entities and passages (`graph_edit.without`)."""
-        return graph_edit.without(self, relations, entities, passages)
+        """This graph less these relations, entities and passages (`edit.without`)."""
+        return edit.without(self, relations, entities, passages)
 
     # --- columns -----------------------------------------------------------------------------
 
