@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sized
 from pathlib import Path
 from typing import Any
 
-from hopgraph.config import Settings
+from hopgraph.config import Settings, as_number
 from hopgraph.embed import Embedder, make_embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import extract, load_file, sync
@@ -87,7 +87,8 @@ class GraphRAG:
 
     @memory_limit.setter
     def memory_limit(self, rows: int | None) -> None:
-        self.settings.memory_limit = rows
+        self.settings.memory_limit = None if rows is None else as_number(
+            rows, int, "memory_limit", "a whole number of rows")
         self.state.forget_retriever()
 
     @property

@@ -14,7 +14,7 @@ from hopgraph.errors import InputError, UsageError
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import read_text
 from hopgraph.retrieve import Retriever
-from hopgraph.retrieve.query import Query
+from hopgraph.retrieve.query import DEFAULT_DEGREE, Query
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def _read_json(path: Path) -> Any:
 
 
 def evaluate(retriever: Retriever, questions: list[Question], methods: list[str],
-             degree: int = 1) -> dict[str, MethodScore]:
+             degree: int = DEFAULT_DEGREE) -> dict[str, MethodScore]:
     """Recall@KS and latency of each method, after one untimed warm-up question per method
     (model load and first searches are not query latency)."""
     top_k = max(KS)

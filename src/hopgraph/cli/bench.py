@@ -14,6 +14,7 @@ from hopgraph.errors import InputError
 from hopgraph.ingest.loaders import read_text
 from hopgraph.records import LoadReport
 from hopgraph.retrieve import registry
+from hopgraph.retrieve.query import DEFAULT_DEGREE
 
 RULES = ("title", "pairs", "surnames", "numbers")  # offline_extractor.Rules
 
@@ -96,7 +97,8 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--questions", required=True, help="questions with supporting paragraphs")
     p.add_argument("--method", action="append", choices=registry.offline_names(),
                    help="method to run (repeatable; default: every method that needs no LLM)")
-    p.add_argument("--degree", type=int, default=1, help="expansion degree (default 1)")
+    p.add_argument("--degree", type=int, default=DEFAULT_DEGREE,
+                   help=f"expansion degree (default {DEFAULT_DEGREE})")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_eval)

@@ -10,8 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from hopgraph.answer import ANSWER_TOP_K
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import DEFAULT_DEGREE, DEFAULT_TOP_K, MAX_QUESTION_CHARS, Query
+from hopgraph.store import DOC_ID_MAX
 
-MAX_TOP_K = 100  # per request: a page shows a handful; the Python API allows more
+REQUEST_TOP_K = 100  # per request: a page shows a handful; the Python API allows more
 MAX_DEGREE = 3  # per request: expansion beyond 3 hops reaches most of a real graph
 MAX_ROWS = 10_000  # rows per POST /documents (send a large corpus in several requests)
 MAX_ENTITIES = 20
@@ -43,7 +44,7 @@ class _Question(BaseModel):
 class QueryRequest(_Question):
     """A retrieval: the question and how to run it."""
 
-    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=MAX_TOP_K)
+    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=REQUEST_TOP_K)
     degree: int = Field(default=DEFAULT_DEGREE, ge=1, le=MAX_DEGREE)
     entities: list[str] | None = Field(default=None, max_length=MAX_ENTITIES,
                                        description="query entities instead of linking them")
@@ -57,7 +58,7 @@ class QueryRequest(_Question):
 class AskRequest(_Question):
     """An answer: the question, the retrieval method and how many passages to cite."""
 
-    top_k: int = Field(default=ANSWER_TOP_K, ge=1, le=MAX_TOP_K,
+    top_k: int = Field(default=ANSWER_TOP_K, ge=1, le=REQUEST_TOP_K,
                        description="passages the answer is written from")
 
     def to_query(self, default_method: str) -> Query:
@@ -69,7 +70,7 @@ class DocumentsRequest(BaseModel):
     """Rows to ingest, in the input file format (`passage`, `triplets`, `doc_id`, ...)."""
 
     rows: list[Any] = Field(max_length=MAX_ROWS)
-    doc_id: str | None = Field(default=None, min_length=1, max_length=512,
+    doc_id: str | None = Field(default=None, min_length=1, max_length=DOC_ID_MAX,
                                description="the document of rows that name none")
     append: bool = Field(default=False,
                          description="keep stored passages of the documents (else replace)")
