@@ -38,6 +38,7 @@ class Recorded:
 
     path: str
     body: dict[str, Any]
+    authorization: str = ""  # the Authorization header as sent
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -103,9 +104,9 @@ class FakeLLMServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _begin(self, path: str, body: dict[str, Any]) -> None:
+    def _begin(self, path: str, body: dict[str, Any], authorization: str = "") -> None:
         with self._lock:
-            self.requests.append(Recorded(path, body))
+            self.requests.append(Recorded(path, body, authorization))
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
 
@@ -141,7 +142,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b"{}"
         body = json.loads(raw or b"{}")
-        fake._begin(self.path, body)
+        fake._begin(self.path, body, self.headers.get("Authorization") or "")
         try:
             if self.path.endswith("/chat/completions"):
                 self._chat(fake, body)

@@ -56,6 +56,22 @@ def test_extract_with_the_llm_forced_but_none_says_how_to_configure_one(
                    env={**env, "HOPGRAPH_LLM_MODEL": ""})
     assert done.code == 1
     assert "needs an LLM" in done.stderr and "HOPGRAPH_LLM_MODEL" in done.stderr
+    dry = run_cli("ingest", "--extract", "--extractor", "llm", "--dry-run", str(tmp_path),
+                  env={**env, "HOPGRAPH_LLM_MODEL": ""})  # planning needs no LLM
+    assert dry.code == 0, dry.stderr
+    assert "1 documents, 1 chunks" in dry.stdout and "no LLM call made" in dry.stdout
+
+
+def test_a_failed_extraction_leaves_no_graph_behind(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Marie Curie was born in Warsaw.", encoding="utf-8")
+    with FakeLLMServer(lambda body: Reply(status=401)) as server:
+        env = {"HOPGRAPH_URI": str(tmp_path / "new.db"), "HOPGRAPH_GRAPH": "docs",
+               "HOPGRAPH_LLM_MODEL": "scripted", "HOPGRAPH_LLM_BASE_URL": server.url,
+               "OPENAI_API_KEY": "test", "HOPGRAPH_LLM_CACHE": "off"}
+        done = run_cli("ingest", "--extract", "--quiet", str(tmp_path / "a.txt"), env=env)
+    assert done.code == 1 and server.chat_requests, done.stderr
+    assert "every one of 1 chunks failed" in done.stderr and "HTTP 401" in done.stderr
+    assert not (tmp_path / "new.db").exists()  # extraction ran before any graph was opened
 
 
 def test_extract_without_an_llm_uses_the_offline_extractor(env: dict[str, str],

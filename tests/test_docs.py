@@ -114,3 +114,16 @@ def test_links_in_code_are_ignored(tmp_path: Path) -> None:
                     encoding="utf-8")
     assert links(page) == ["#title"]
     assert anchors(page) == {"title"}
+
+
+def test_the_code_points_at_pages_that_exist() -> None:
+    """Docstrings and error fixes name docs/ pages and benchmarks/RESULTS.md; the README is a
+    tour and is not where the code sends anyone."""
+    named: set[str] = set()
+    for source in sorted((ROOT / "src" / "hopgraph").rglob("*.py")):
+        text = source.read_text(encoding="utf-8")
+        assert "README" not in text, f"{source.relative_to(ROOT)} points at the README"
+        named |= set(re.findall(r"\b((?:docs|benchmarks)/[\w./-]+\.md)", text))
+    assert named, "no page named at all: the pattern is wrong"
+    missing = sorted(page for page in named if not (ROOT / page).is_file())
+    assert not missing, f"pages named in src/ that do not exist: {missing}"

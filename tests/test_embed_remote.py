@@ -36,6 +36,27 @@ def test_failures_are_embedder_errors(server: FakeLLMServer) -> None:
     embedder.close()
 
 
+def test_the_key_comes_from_openai_api_key_when_not_given(
+        server: FakeLLMServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    embedder = make_embedder("openai:fake-embed", base_url=server.url)  # outside GraphRAG
+    embedder.embed(["alpha"])
+    given = make_embedder("openai:fake-embed", base_url=server.url, api_key="sk-given")
+    given.embed(["beta"])
+    assert [r.authorization for r in server.requests] == ["Bearer sk-from-env",
+                                                          "Bearer sk-given"]
+    embedder.close()
+    given.close()
+
+
+def test_keys_stay_out_of_settings_reprs() -> None:
+    from hopgraph.config import LLMSettings, ServeSettings, Settings
+
+    for settings in (Settings(embed_api_key="sk-secret"), LLMSettings(api_key="sk-secret"),
+                     ServeSettings(api_key="sk-secret")):
+        assert "sk-secret" not in repr(settings)
+
+
 def test_unknown_spec_is_a_clear_error() -> None:
     assert make_embedder("local").name == "local:all-MiniLM-L6-v2"
     with pytest.raises(EmbedderError, match="unknown embedder 'word2vec'"):

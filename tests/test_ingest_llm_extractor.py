@@ -168,3 +168,19 @@ def test_rerun_after_interruption_sends_only_missing_chunks(
     sent = [r.body["messages"][-1]["content"] for r in server.chat_requests[2:]]
     assert sorted(sent) == [build_prompt(load_prompt(), c.text) for c in chunks[2:]]
     assert report.cached == 2 and len(report.records) == 5 and report.chunks_failed == 0
+
+
+def test_an_extraction_reports_its_own_usage_not_the_clients_totals(
+    server: FakeLLMServer, make_client: Any, tmp_path: Any
+) -> None:
+    from hopgraph.ingest import extract
+
+    server.responder = lambda body: Reply(content=triplets_json(["Ada", "knew", "Babbage"]))
+    (tmp_path / "a.txt").write_text("Ada Lovelace knew Charles Babbage.", encoding="utf-8")
+    client = make_client()
+    client.complete([{"role": "user", "content": "warm-up"}])  # usage the extraction did not cause
+    plan = extract.prepare([tmp_path / "a.txt"], "llm", has_llm=True)
+    first = extract.run(plan, client)
+    again = extract.run(plan, client)  # every chunk from the cache
+    assert "LLM prompt_tokens" in first.lines[0] and "requests 1," in first.lines[0]
+    assert "requests 0, cache_hits 1" in again.lines[0]

@@ -2,6 +2,7 @@ import pytest
 from conftest import QUESTION
 
 from hopgraph import GraphRAG, Query
+from hopgraph.errors import UsageError
 from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.retrieve.search import MilvusSearcher
 
@@ -78,6 +79,23 @@ def test_a_query_value_and_options_give_the_same_retrieval(bernoulli: GraphRAG) 
     assert [p.id for p in naive.passages] == [
         p.id for p in bernoulli.naive(QUESTION, top_k=3).passages]
     assert all(p.doc_id for p in graph.passages + naive.passages)  # each with its document
+
+
+def test_the_calls_written_before_query_still_work(bernoulli: GraphRAG) -> None:
+    ids = [p.id for p in bernoulli.retrieve(Query(QUESTION, method="seed", top_k=3)).passages]
+    positional = bernoulli.retrieve(QUESTION, 3, 1, None, "seed")  # top_k, degree, ..., method
+    by_name = bernoulli.retrieve(question=QUESTION, top_k=3, method="seed")
+    on_the_retriever = bernoulli.retriever.retrieve(QUESTION, top_k=3, method="seed")
+    for result in (positional, by_name, on_the_retriever):
+        assert [p.id for p in result.passages] == ids
+    assert bernoulli.retriever.compare(QUESTION, top_k=3)[1].method == "naive"
+    for bad, what in ((lambda: bernoulli.retrieve(QUESTION, 3, top_k=4), "given twice"),
+                      (lambda: bernoulli.retrieve(QUESTION, question="x"), "given twice"),
+                      (lambda: bernoulli.retrieve(QUESTION, depth=2), "unknown query option"),
+                      (lambda: bernoulli.retrieve(), "no question"),
+                      (lambda: bernoulli.retriever.retrieve(42), "must be text")):
+        with pytest.raises(UsageError, match=what):
+            bad()
 
 
 def test_default_method_through_milvus_search(bernoulli: GraphRAG) -> None:

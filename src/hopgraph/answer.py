@@ -1,4 +1,5 @@
-"""The answer step: a grounded, cited answer from retrieved passages (README, "With an LLM")."""
+"""The answer step: a grounded, cited answer from retrieved passages (docs/llm.md,
+"Answers")."""
 
 from __future__ import annotations
 

@@ -21,7 +21,7 @@ from hopgraph.ingest.writer import Progress
 from hopgraph.llm import LLMClient
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Removal, Retrieval
 from hopgraph.retrieve import Retriever
-from hopgraph.retrieve.query import DEFAULT_TOP_K, Query
+from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
 from hopgraph.store import MilvusStore
 from hopgraph.store.state import GraphState
 from hopgraph.store.vectors import VectorFile
@@ -140,8 +140,13 @@ class GraphRAG:
     def add_prepared(self, plan: extract.Plan, progress: Progress | None = None,
                      append: bool = False) -> IngestSummary:
         """Ingest raw documents already read and chunked by `ingest.extract.prepare` (what
-        `add_documents` does once it has read them; the CLI reads before opening a graph)."""
-        done = extract.run(plan, self._llm, progress)
+        `add_documents` does once it has read them)."""
+        return self.add_extracted(extract.run(plan, self._llm, progress), progress, append)
+
+    def add_extracted(self, done: extract.Extraction, progress: Progress | None = None,
+                      append: bool = False) -> IngestSummary:
+        """Ingest what `ingest.extract.run` gave; the summary says which extractor ran
+        (`extractor`) and what it did (`extraction_notes`)."""
         summary = self.add_reports(done.reports, progress, append)
         summary.extractor, summary.extraction_notes = done.extractor, done.lines
         return summary
@@ -173,14 +178,18 @@ class GraphRAG:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def retrieve(self, query: str | Query, **options: Any) -> Retrieval:
+    def retrieve(self, query: str | Query | None = None, *args: Any, **options: Any
+                 ) -> Retrieval:
         """Graph retrieval: passages for a (multi-hop) question, best first, with evidence.
-        `options` are `Query`'s (method, top_k, degree, entities)."""
-        return self.retriever.retrieve(_query(query, options))
+        `query` is a `Query` or the question; `options` are `Query`'s (method, top_k,
+        degree, entities), by name or in that older positional order: top_k, degree,
+        entities, method (`query.as_query`)."""
+        return self.retriever.retrieve(as_query(query, args, options))
 
-    def compare(self, query: str | Query, **options: Any) -> tuple[Retrieval, Retrieval]:
+    def compare(self, query: str | Query | None = None, *args: Any, **options: Any
+                ) -> tuple[Retrieval, Retrieval]:
         """`retrieve` and `naive` side by side, the question embedded once."""
-        return self.retriever.compare(_query(query, options))
+        return self.retriever.compare(as_query(query, args, options))
 
     def naive(self, question: str, top_k: int = DEFAULT_TOP_K) -> Retrieval:
         """Plain dense passage retrieval, for comparison."""
@@ -206,9 +215,3 @@ class GraphRAG:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _query(query: str | Query, options: dict[str, Any]) -> Query:
-    """A `Query` from a question and options, or a given query with options changed."""
-    if isinstance(query, Query):
-        return query.but(**options) if options else query
-    return Query(query, **options)

@@ -2,7 +2,7 @@
 
 `Settings` says where the graph lives and how text is embedded (HOPGRAPH_URI, ...);
 `LLMSettings` says which chat model to call (HOPGRAPH_LLM_MODEL, ...). Both are read by the
-same loader, `from_env`, and documented in the README's Configuration section.
+same loader, `from_env`, and documented in docs/configuration.md.
 """
 
 from __future__ import annotations
@@ -48,6 +48,11 @@ def demo_data_override() -> Path | None:
     return Path(value) if value else None
 
 
+def openai_api_key() -> str | None:
+    """The key for OpenAI-compatible endpoints built without one (OPENAI_API_KEY)."""
+    return os.environ.get("OPENAI_API_KEY") or None
+
+
 def cache_dir() -> Path:
     """hopgraph's cache (exported models, snapshots of server graphs): $HOPGRAPH_CACHE_DIR,
     else $XDG_CACHE_HOME/hopgraph, else ~/.cache/hopgraph."""
@@ -91,7 +96,8 @@ class Settings:
     graph: str = DEFAULT_GRAPH
     embedder: str = DEFAULT_EMBEDDER
     embed_base_url: str | None = None
-    embed_api_key: str | None = None  # for an "openai:MODEL" embedder (OPENAI_API_KEY)
+    # for an "openai:MODEL" embedder (OPENAI_API_KEY); kept out of repr so logs never show it
+    embed_api_key: str | None = field(default=None, repr=False)
     embed_runtime: str = "auto"  # the local model under onnxruntime or torch (auto: onnx)
     # Search a mirror of the vectors in this process up to this many rows per collection
     # (0: always search in Milvus); None: any size on Milvus Lite, DEFAULT_MEMORY_LIMIT on a
@@ -121,9 +127,10 @@ DEFAULT_ANSWER_CACHE = 1024  # answers kept per graph version (a MuSiQue answer 
 class ServeSettings:
     """How `hopgraph serve` guards itself and what it keeps: the API key
     (HOPGRAPH_API_KEY), allowed CORS origins (HOPGRAPH_CORS_ORIGINS, comma-separated), the
-    largest request body, and how many answers it caches per graph version."""
+    largest request body, and how many answers it caches per graph version (`cache_size`: the
+    CLI hands it to `GraphService(..., cache_size=)`; `create_app` reads the other three)."""
 
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     cors_origins: list[str] = field(default_factory=list)
     max_body_bytes: int = int(DEFAULT_MAX_BODY_MB * 1024 * 1024)
     cache_size: int = DEFAULT_ANSWER_CACHE
@@ -150,7 +157,7 @@ class LLMSettings:
 
     model: str | None = None
     base_url: str | None = None  # None: the SDK's default (api.openai.com)
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     timeout: float = 60.0  # seconds per HTTP request (per read, when streaming)
     max_retries: int = 4  # extra attempts after the first, on 429 / 5xx / timeouts
     concurrency: int = 4  # parallel requests in complete_many

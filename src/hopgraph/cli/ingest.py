@@ -14,9 +14,10 @@ from hopgraph.records import IngestSummary
 
 def _prepare(args: argparse.Namespace) -> extract.Plan:
     """The documents read and chunked, and the extractor chosen, before any graph is opened
-    (a missing file or a missing LLM stops here)."""
+    (a missing file or, unless this is a dry run, a missing LLM stops here)."""
     return extract.prepare(args.files, args.extractor, llm_configured(args) is not None,
-                           args.chunk_tokens, args.overlap_tokens)
+                           args.chunk_tokens, args.overlap_tokens,
+                           require_llm=not args.dry_run)
 
 
 def _dry_run(plan: extract.Plan, args: argparse.Namespace) -> int:
@@ -48,22 +49,30 @@ def _dry_run(plan: extract.Plan, args: argparse.Namespace) -> int:
     return 0
 
 
+def _extract(plan: extract.Plan, args: argparse.Namespace, bars: Bars | None
+             ) -> extract.Extraction:
+    """Extraction, run before the graph is opened: a long LLM run holds no Milvus Lite lock,
+    and one that fails leaves no graph behind."""
+    llm = llm_client(args) if plan.extractor == "llm" else None
+    try:
+        return extract.run(plan, llm, bars)
+    finally:
+        if llm is not None:
+            llm.close()
+
+
 def cmd_ingest(args: argparse.Namespace) -> int:
     """Ingest files (or raw documents, with --extract) and print what was added and skipped."""
     plan = _prepare(args) if args.extract else None
     if plan is not None and args.dry_run:
         return _dry_run(plan, args)
-    llm = llm_client(args) if plan is not None and plan.extractor == "llm" else None
-    try:
-        with open_graph(args, llm=llm) as rag:
-            bars = None if args.quiet else Bars(units={"extract": "chunks"})
-            if plan is not None:
-                summary = rag.add_prepared(plan, progress=bars, append=args.append)
-            else:
-                summary = rag.add_files(args.files, progress=bars, append=args.append)
-    finally:
-        if llm is not None:
-            llm.close()
+    bars = None if args.quiet else Bars(units={"extract": "chunks"})
+    done = _extract(plan, args, bars) if plan is not None else None
+    with open_graph(args) as rag:
+        if done is not None:
+            summary = rag.add_extracted(done, progress=bars, append=args.append)
+        else:
+            summary = rag.add_files(args.files, progress=bars, append=args.append)
     for line in summary.extraction_notes:
         print(line, file=sys.stderr)
     if args.json:

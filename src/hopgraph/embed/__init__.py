@@ -25,7 +25,8 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
 
     `runtime` is how the local model runs: "onnx" (onnxruntime, no torch once exported),
     "torch", or "auto": onnx when onnxruntime is installed, falling back to torch if the
-    one-time export fails. `base_url` and `api_key` are those of an "openai:MODEL" endpoint.
+    one-time export fails. `base_url` and `api_key` are those of an "openai:MODEL" endpoint
+    (the key defaults to OPENAI_API_KEY, read in `hopgraph.config`).
     """
     if runtime not in RUNTIMES:
         raise UsageError(f"unknown embedding runtime {runtime!r}",
@@ -40,8 +41,10 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
                                 fix="pip install onnxruntime onnx")
         return onnx.OnnxEmbedder(fallback=runtime == "auto")
     if spec.startswith("openai:") and len(spec) > len("openai:"):
+        from hopgraph.config import openai_api_key
         from hopgraph.embed.remote import OpenAIEmbedder  # loads the HTTP client only now
 
-        return OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url, api_key=api_key)
+        return OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url,
+                              api_key=api_key or openai_api_key())
     raise EmbedderError(f"unknown embedder {spec!r}",
                         fix="use 'local' or 'openai:MODEL' (--embedder / HOPGRAPH_EMBEDDER)")

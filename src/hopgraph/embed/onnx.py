@@ -5,7 +5,7 @@ The ONNX graph is exported once from the packaged weights (that one step needs t
 and cached in the user cache dir under a name keyed by the model package, its weights and the
 onnxruntime version. Afterwards a process embeds with onnxruntime and the `tokenizers` library
 alone, and never imports torch: a new process embeds its first text after ~1.2 s instead of
-~6.4 s, and a question in ~4-5 ms instead of ~10 (measured here; see the README).
+~6.4 s, and a question in ~4-5 ms instead of ~10 (benchmarks/RESULTS.md, "Embedding runtime").
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 load reports, used by `GraphRAG.add_documents` (and so by `hopgraph ingest --extract`).
 
 `prepare` reads and chunks the files and picks the extractor (the LLM when one is given or
-asked for, else the offline one); `run` extracts. A dry run stops after `prepare`, or after
-`run` of the offline extractor, which calls nothing outside the process.
+asked for, else the offline one); `run` extracts, with no graph open (the CLI opens the graph
+only once extraction is done); `GraphRAG.add_extracted` stores what it gave. A dry run stops
+after `prepare`, or after `run` of the offline extractor, which calls nothing outside the
+process.
 """
 
 from __future__ import annotations
@@ -49,23 +51,25 @@ class Extraction:
     lines: list[str]
 
 
-def choose(extractor: str, has_llm: bool) -> str:
+def choose(extractor: str, has_llm: bool, require_llm: bool = True) -> str:
     """The extractor that runs: `llm` when asked for or ("auto") when an LLM is configured,
-    else `offline`. Asking for `llm` with none configured is an LLMError saying how."""
+    else `offline`. Asking for `llm` with none configured is an LLMError saying how (unless
+    not `require_llm`: a dry run estimates the LLM's work without one)."""
     if extractor not in EXTRACTORS:
         raise UsageError(f"unknown extractor {extractor!r}", fix=", ".join(EXTRACTORS))
-    if extractor == "llm" and not has_llm:
+    if extractor == "llm" and not has_llm and require_llm:
         raise _no_llm()
     return "llm" if extractor == "llm" or (extractor == "auto" and has_llm) else "offline"
 
 
 def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool = False,
             chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-            overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> Plan:
-    """Read and chunk the files and folders; skipped files are the reading report's problems."""
+            overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, require_llm: bool = True) -> Plan:
+    """Read and chunk the files and folders; skipped files are the reading report's problems.
+    `require_llm=False` plans an LLM extraction with no LLM configured (for a dry run)."""
     from hopgraph.ingest.offline_extractor import document_title
 
-    chosen = choose(extractor, has_llm)
+    chosen = choose(extractor, has_llm, require_llm)
     reading = LoadReport(path="documents")
     docs = read_documents(paths, reading.problems)
     chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
@@ -91,8 +95,13 @@ def run(plan: Plan, llm: LLMClient | None = None,
         if progress is not None:
             progress("extract", done, len(plan.chunks))
 
+    before = llm.usage.as_dict()
     report = extract_records(llm, plan.chunks, progress=advance)
-    usage = ", ".join(f"{k} {v}" for k, v in llm.usage.as_dict().items())
+    if plan.chunks and report.chunks_failed == len(plan.chunks):
+        raise LLMError(f"every one of {len(plan.chunks)} chunks failed to extract; first: "
+                       f"{report.problems[0]}", fix="nothing was stored; check the LLM "
+                       "settings (HOPGRAPH_LLM_MODEL, HOPGRAPH_LLM_BASE_URL, OPENAI_API_KEY)")
+    usage = ", ".join(f"{k} {v - before[k]}" for k, v in llm.usage.as_dict().items())
     line = (f"extracted {report.triplets} triplets from {len(plan.chunks)} chunks of "
             f"{len(plan.docs)} documents ({report.cached} chunks from cache, "
             f"{report.chunks_failed} failed, {report.triplets_skipped} malformed triplets "

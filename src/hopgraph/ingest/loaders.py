@@ -40,7 +40,7 @@ def load_file(path: str | Path) -> LoadReport:
         first = report.problems[0]
         raise InputError(f"no valid passage found ({len(report.problems)} problems; "
                          f"first at {first.where}: {first.what})", where=str(path),
-                         fix="see the file formats in the README")
+                         fix="see the input file formats in docs/extraction.md")
     return report
 
 

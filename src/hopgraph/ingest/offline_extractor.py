@@ -2,7 +2,7 @@
 deterministic. The graph it builds is for the default method, which needs entities to
 bridge through and relation texts that say how they are connected.
 
-Rules (the README's ablation table measures each):
+Rules (the ablation in docs/extraction.md measures each):
 - sentences and tokens from syntok (a maintained rule-based segmenter);
 - mentions: runs of capitalized tokens, with inner "of/de/von/the/..." between capitalized
   ones, acronyms, and numbers with the month or unit beside them; a capitalized function
@@ -55,7 +55,7 @@ _SPACED_JOINER = re.compile(r"\s+([-'’])\s+")
 @dataclass
 class Rules:
     """Which rules run. `surnames` is off by default: measured on the dev questions it cost
-    MuSiQue 2.3 R@2 and 1.3 R@5 and changed nothing on HotpotQA (README, ablation)."""
+    MuSiQue 2.3 R@2 and 1.3 R@5 and changed nothing on HotpotQA (docs/extraction.md, ablation)."""
 
     title: bool = True
     pairs: bool = True

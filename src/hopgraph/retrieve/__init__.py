@@ -12,8 +12,10 @@ from typing import Any
 
 from hopgraph.retrieve import methods, registry
 from hopgraph.retrieve.pipeline import Retriever
+from hopgraph.retrieve.query import MAX_QUESTION_CHARS, Query
 
-__all__ = ["METHODS", "OFFLINE_METHODS", "Retriever", "methods", "registry"]
+__all__ = ["MAX_QUESTION_CHARS", "METHODS", "OFFLINE_METHODS", "Query", "Retriever", "methods",
+           "registry"]
 
 
 def __getattr__(name: str) -> Any:

@@ -2,8 +2,8 @@
 
 The question names its first entity but not the next ones; the graph proposes who the unnamed
 "bridge" entities are (`bridge.BridgeFinder`), and each becomes a probe "question + bridge
-name" that searches the passages again. The README ("How the default works") explains each
-step and its constants. This module does the searching; `bridge` holds the choices.
+name" that searches the passages again. docs/methods.md ("How the default method works")
+explains each step and its constants. This module does the searching; `bridge` holds the choices.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ cutoff c bounds d ≤ (1 − c/100)(|a| + |b|). That gives two filters that neve
 - trigrams: one insert or delete changes at most 3 of a string's trigrams, so b shares at
   least distinct_trigrams(a) − 3·d of a's distinct trigrams.
 Only names passing both are scored; for very short names the trigram bound is ≤ 0 and the
-length window alone applies. Measured: see the README (linking at 1M entities).
+length window alone applies. Measured: benchmarks/RESULTS.md (Scale; linking at 1M entities).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The `llm` method: the reference method with an LLM (README, "With an LLM").
+"""The `llm` method: the reference method with an LLM (docs/llm.md, "The `llm` method").
 
 The LLM names the question's entities; expansion gives candidate relations; they are shown to
 the LLM in the offline ranking's order with short numeric ids; the passages of the relations

@@ -9,6 +9,7 @@ reference method with an LLM, falling back to the offline ranking (`llm_method`)
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import numpy as np
 
@@ -20,7 +21,7 @@ from hopgraph.records import Retrieval
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.context import Clock, Context, fill_texts
 from hopgraph.retrieve.link import EntityLinker
-from hopgraph.retrieve.query import Query
+from hopgraph.retrieve.query import Query, as_query
 from hopgraph.retrieve.search import MemorySearcher, Searcher, make_searcher
 from hopgraph.store.state import GraphState
 
@@ -60,9 +61,10 @@ class Retriever:
         """The entity-name index used to find the question's entities."""
         return self.ctx.linker
 
-    def compare(self, query: Query) -> tuple[Retrieval, Retrieval]:
+    def compare(self, query: Query | str, **options: Any) -> tuple[Retrieval, Retrieval]:
         """`retrieve(query)` and naive retrieval beside it, the question embedded once for
         both (the time it took is in the first one's timings)."""
+        query = as_query(query, (), options)
         self._check(query)
         started = time.perf_counter()
         qvec = self.ctx.embedder.embed([query.question])
@@ -72,9 +74,12 @@ class Retriever:
         graph.timings_ms["total"] = round(graph.timings_ms["total"] + embed_ms, 2)
         return graph, self.retrieve(query.but(method="naive"), qvec)
 
-    def retrieve(self, query: Query, question_vector: np.ndarray | None = None) -> Retrieval:
+    def retrieve(self, query: Query | str, question_vector: np.ndarray | None = None,
+                 **options: Any) -> Retrieval:
         """The query's `top_k` passages by its method (`question_vector`: the question's
-        embedding, when the caller has it already)."""
+        embedding, when the caller has it already). A question with `Query` options works
+        too."""
+        query = as_query(query, (), options)
         method = self._check(query)
         ctx, clock = self.ctx, Clock()
         started = time.perf_counter()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from hopgraph.errors import UsageError
@@ -63,6 +63,41 @@ class Query:
     def given_entities(self) -> list[str] | None:
         """The entities given by the caller, as a list, or None to link them."""
         return list(self.entities) if self.entities else None
+
+
+# The order `GraphRAG.retrieve(question, top_k, degree, entities, method)` took its options in
+# before there was a Query; positional calls in that order keep working.
+POSITIONAL = ("top_k", "degree", "entities", "method")
+
+
+def as_query(query: str | Query | None, args: tuple[Any, ...] = (),
+             options: dict[str, Any] | None = None) -> Query:
+    """A `Query` from what a caller of `retrieve`/`compare` passed: a Query (with `options`
+    changing some of its fields), or a question with options, given by name (`question=`
+    too) or positionally in the `POSITIONAL` order. Anything else is a UsageError."""
+    named = dict(options or {})
+    if len(args) > len(POSITIONAL):
+        raise UsageError(f"at most {len(POSITIONAL)} options after the question, got "
+                         f"{len(args)}", fix="pass options by name: " + ", ".join(POSITIONAL))
+    for name, value in zip(POSITIONAL, args, strict=False):
+        if name in named:
+            raise UsageError(f"{name} given twice (by position and by name)")
+        named[name] = value
+    if "question" in named:
+        if query is not None:
+            raise UsageError("the question is given twice (positionally and as question=)")
+        query = named.pop("question")
+    known = {f.name for f in fields(Query)} - {"question"}
+    unknown = sorted(set(named) - known)
+    if unknown:
+        raise UsageError(f"unknown query option {unknown[0]!r}",
+                         fix=f"options are {', '.join(sorted(known))}")
+    if isinstance(query, Query):
+        return query.but(**named) if named else query
+    if query is None:
+        raise UsageError("no question given")
+    check_question(query)
+    return Query(query, **named)
 
 
 def check_question(question: object) -> None:

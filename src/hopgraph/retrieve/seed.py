@@ -1,5 +1,5 @@
-"""The `seed` method: the reference method (README, "Retrieval methods") with its LLM rerank
-replaced by question–relation cosine.
+"""The `seed` method: the reference method (docs/methods.md, "The reference method") with its
+LLM rerank replaced by question–relation cosine.
 
 Entity search for the question's entities and relation search for the question give seeds;
 expansion to degree d gives candidate relations; the best candidates by cosine give passages.

@@ -154,10 +154,6 @@ class MilvusStore(Collections):
         )
         log.info("created graph %s at %s", self.graph, self.uri)
 
-    def set_meta(self, **values: Any) -> None:
-        """Set keys of the graph's meta row, keeping the others."""
-        self._put_meta({**self.meta, **values})
-
     @property
     def writes(self) -> int:
         """The graph's write counter as last read (see `begin_write`)."""
