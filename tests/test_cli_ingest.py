@@ -46,7 +46,7 @@ def test_errors_name_the_file(env: dict[str, str], tmp_path: Path) -> None:
     done = run_cli("ingest", str(empty), env=env)
     assert done.code == 1 and "empty.json: file is empty" in done.stderr
     missing = run_cli("ingest", str(tmp_path / "nope.json"), env=env)
-    assert missing.code == 1 and "nope.json: cannot read file" in missing.stderr
+    assert missing.code == 1 and "nope.json: no such file or folder" in missing.stderr
 
 
 def test_extract_with_the_llm_forced_but_none_says_how_to_configure_one(
@@ -158,3 +158,34 @@ def test_progress_bars_on_a_terminal(capsys: pytest.CaptureFixture[str]) -> None
         bars("ingest", done, 10)
     err = capsys.readouterr().err
     assert "ingest" in err and "\r" in err  # a redrawn bar, not log lines
+
+
+def test_raw_documents_need_no_switch_and_mix_with_rows(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("Ada Lovelace worked with Charles Babbage in London.\n",
+                                      encoding="utf-8")
+    (folder / "rows.jsonl").write_text(json.dumps(
+        {"passage": "Lyon lies on the Rhone.", "triplets": [["Lyon", "lies on", "Rhone"]]})
+        + "\n", encoding="utf-8")
+    env = {"HOPGRAPH_URI": str(tmp_path / "m.db"), "HOPGRAPH_GRAPH": "m",
+           "HOPGRAPH_LLM_MODEL": ""}
+    done = run_cli("ingest", str(folder), "--json", "--quiet", env=env)
+    assert done.code == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["passages_added"] == 2 and summary["extractor"] == "offline"
+    docs = run_cli("docs", env=env)
+    assert "notes.txt" in docs.stdout and "rows.jsonl" in docs.stdout
+
+
+def test_an_ingest_that_reads_nothing_leaves_no_graph(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{broken\n", encoding="utf-8")
+    binary = tmp_path / "image.png"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    env = {"HOPGRAPH_URI": str(tmp_path / "none.db"), "HOPGRAPH_GRAPH": "g"}
+    for path, message in ((bad, "bad.jsonl: neither JSON nor JSONL"),
+                          (binary, "image.png: unsupported file type '.png'")):
+        done = run_cli("ingest", str(path), "--quiet", env=env)
+        assert done.code == 1 and message in done.stderr, done.stderr
+    assert not (tmp_path / "none.db").exists()

@@ -31,7 +31,6 @@ def test_read_documents_from_folder_and_files(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("empty.txt", "  \n", "empty"),
     ("table.csv", "x,y", "unsupported file type"),
-    ("latin.txt", b"caf\xe9", "cannot read"),
 ])
 def test_bad_named_files_raise_input_error(tmp_path: Path, name: str, content: str | bytes,
                                            message: str) -> None:
@@ -43,6 +42,11 @@ def test_bad_named_files_raise_input_error(tmp_path: Path, name: str, content: s
     with pytest.raises(InputError, match=message) as caught:
         read_documents([path])
     assert name in str(caught.value)
+
+
+def test_text_that_is_not_utf8_is_read_as_windows_1252(tmp_path: Path) -> None:
+    (tmp_path / "latin.txt").write_bytes("Café Müller, Zürich — 2019".encode("cp1252"))
+    assert read_documents([tmp_path / "latin.txt"])[0].text == "Café Müller, Zürich — 2019"
 
 
 def test_missing_path_and_folder_without_documents_raise(tmp_path: Path) -> None:
@@ -71,7 +75,8 @@ def test_pdf_without_text_is_a_problem_not_a_crash(tmp_path: Path) -> None:
 
 def test_long_text_becomes_overlapping_chunks_within_the_limit() -> None:
     text = " ".join(f"Fact {i}: Alice {i} met Bob {i} in town {i}." for i in range(80))
-    chunks = chunk_documents([Document("long.txt", text), Document("short.md", "# Hi\n\nYo.")],
+    chunks = chunk_documents([Document("long.txt", text),
+                              Document("short.md", "# Hi\n\nYo.", "md")],
                              chunk_tokens=60, overlap_tokens=25)
     long = [c for c in chunks if c.doc == "long.txt"]
     assert len(long) > 3
@@ -80,7 +85,7 @@ def test_long_text_becomes_overlapping_chunks_within_the_limit() -> None:
     for before, after in itertools.pairwise(long):
         first_sentence = after.text.split(".")[0] + "."
         assert first_sentence in before.text  # the next chunk starts inside this one
-    assert [(c.doc, c.index, c.text) for c in chunks if c.doc == "short.md"] == [
-        ("short.md", 0, "# Hi\n\nYo.")]
+    assert [(c.doc, c.index, c.context, c.text) for c in chunks if c.doc == "short.md"] == [
+        ("short.md", 0, "Hi", "Yo.")]
     with pytest.raises(UsageError, match="overlap"):
         chunk_documents([], chunk_tokens=10, overlap_tokens=10)

@@ -6,11 +6,12 @@ from __future__ import annotations
 from hopgraph.ingest.offline_extractor import (
     MAX_PREDICATE_WORDS,
     Rules,
-    document_title,
+    Vocabulary,
     extract,
-    extract_corpus,
     mentions,
+    vocabulary_of,
 )
+from hopgraph.ingest.offline_records import document_title, extract_corpus
 from hopgraph.records import Triplet
 
 
@@ -92,3 +93,57 @@ def test_document_titles() -> None:
     assert document_title("notes/a.md", "intro\n# Marie Curie\ntext") == "Marie Curie"
     assert document_title("notes/b.txt", "Ada Lovelace\n\nShe wrote notes.") == "Ada Lovelace"
     assert document_title("notes/c.txt", "This is a sentence. And more.") == "c"
+
+
+def as_tuples(triplets: list[Triplet]) -> set[tuple[str, str, str]]:
+    return {(t.subject, t.predicate, t.object) for t in triplets}
+
+
+def test_a_sentence_about_its_own_subject_is_not_the_titles() -> None:
+    found = as_tuples(extract("Brightwater Instruments", "The Heron Sled was designed by Ada "
+                              "Quill. It was built in Bergen."))
+    assert ("Heron Sled", "was designed by", "Ada Quill") in found
+    assert ("Brightwater Instruments", "mentions", "Ada Quill") in found  # linked, no claim
+    assert ("Brightwater Instruments", "was designed by", "Ada Quill") not in found
+    assert ("Brightwater Instruments", "it was built in", "Bergen") in found  # the title's
+    off = as_tuples(extract("Brightwater Instruments", "The Heron Sled was designed by Ada "
+                            "Quill.", Rules(own_subject=False)))
+    assert ("Brightwater Instruments", "was designed by", "Ada Quill") in off
+
+
+def test_without_a_title_a_pronoun_is_the_last_named_subject() -> None:
+    found = as_tuples(extract(None, "Maria Lind joined in 2019. She lives in Helsinki. "
+                              "Tomas Berg is the engineer. He designed the Kestrel Probe."))
+    assert ("Maria Lind", "lives in", "Helsinki") in found
+    assert ("Tomas Berg", "designed the", "Kestrel Probe") in found
+    assert not any(o == "Helsinki" and s != "Maria Lind" for s, _, o in found)
+    none = as_tuples(extract(None, "She lives in Helsinki.", Rules(topic=True)))
+    assert none == set()  # no one to attach it to: nothing made up
+
+
+def test_a_capitalized_common_word_opening_a_sentence_is_not_a_name() -> None:
+    text = "Staff meet Ingrid Solberg on Fridays. Our staff includes Tomas Berg."
+    found = as_tuples(extract(None, text))
+    assert not any("Staff" in (s, o) for s, _, o in found)
+    kept = as_tuples(extract(None, text, Rules(common_words=False)))
+    assert any(s == "Staff" for s, _, _ in kept)
+    # the texts ingested together decide: written capitalized inside a sentence, it names
+    named = Vocabulary(lower=frozenset(), named=frozenset({"Staff"}))
+    assert any(s == "Staff" for s, _, _ in as_tuples(extract(None, text, vocabulary=named)))
+    assert vocabulary_of(["Ask the Staff Council. Products ship."]).named == {"Staff", "Council"}
+
+
+def test_no_name_spans_a_line_break() -> None:
+    text = "Contacts for the launch:\nAnna Berg\nThomas Lind\nKaren Holm"
+    found = {m for t in extract(None, text) for m in (t.subject, t.object)}
+    assert "Anna Berg Thomas Lind" not in found
+    tokens = ["Anna", "Berg", "Thomas", "Lind"]
+    assert [m.text for m in mentions(tokens, Rules(), ["", " ", "\n", " "])] == [
+        "Anna Berg", "Thomas Lind"]
+
+
+def test_a_list_items_marker_does_not_hide_its_opening_word() -> None:
+    text = "Our staff and our products are listed here.\n- Staff meet Ingrid Solberg weekly.\n" \
+           "1. Products ship from Bergen."
+    found = as_tuples(extract(None, text))
+    assert not any({"Staff", "Products"} & {s, o} for s, _, o in found)

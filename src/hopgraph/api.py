@@ -14,7 +14,7 @@ from typing import Any
 from hopgraph.config import Settings, as_number
 from hopgraph.embed import Embedder, make_embedder
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.ingest import extract, load_file, sync
+from hopgraph.ingest import extract, sync
 from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
 from hopgraph.ingest.loaders import read_items
 from hopgraph.ingest.writer import Progress
@@ -119,11 +119,17 @@ class GraphRAG:
                                   total, append)
 
     def add_files(self, paths: Iterable[str | Path], progress: Progress | None = None,
-                  append: bool = False) -> IngestSummary:
-        """Ingest input files; malformed rows are skipped and reported in the summary. Each
-        file is a document (`source_doc_id`) unless its rows name theirs (`"doc_id"`); a
-        stored document is replaced by its new content unless `append`."""
-        return self.add_reports([load_file(path) for path in paths], progress, append)
+                  append: bool = False, extractor: str = "auto",
+                  chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
+                  overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> IngestSummary:
+        """Ingest files and folders: passage/triplet rows (JSON, JSONL, HippoRAG OpenIE) as
+        they are, raw .txt/.md/.pdf documents as `add_documents` does; what each file is
+        comes from its suffix, else its content. Malformed rows are skipped and reported in
+        the summary. Each file is a document (`source_doc_id`) unless its rows name theirs
+        (`"doc_id"`); a stored document is replaced by its new content unless `append`."""
+        plan = extract.prepare(paths, extractor, self._llm is not None, chunk_tokens,
+                               overlap_tokens)
+        return self.add_prepared(plan, progress, append)
 
     def add_documents(self, paths: Iterable[str | Path], extractor: str = "auto",
                       progress: Progress | None = None, append: bool = False,
@@ -134,7 +140,7 @@ class GraphRAG:
         extractor ("offline", or "auto" without an LLM). Each file is a document; the
         summary says which extractor ran (`extractor`) and what it did (`extraction_notes`)."""
         plan = extract.prepare(paths, extractor, self._llm is not None, chunk_tokens,
-                               overlap_tokens)
+                               overlap_tokens, documents_only=True)
         return self.add_prepared(plan, progress, append)
 
     def add_prepared(self, plan: extract.Plan, progress: Progress | None = None,
@@ -148,7 +154,8 @@ class GraphRAG:
         """Ingest what `ingest.extract.run` gave; the summary says which extractor ran
         (`extractor`) and what it did (`extraction_notes`)."""
         summary = self.add_reports(done.reports, progress, append)
-        summary.extractor, summary.extraction_notes = done.extractor, done.lines
+        if done.extractor is not None:
+            summary.extractor, summary.extraction_notes = done.extractor, done.lines
         return summary
 
     def add_reports(self, reports: list[LoadReport], progress: Progress | None = None,

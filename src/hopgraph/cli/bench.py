@@ -1,4 +1,6 @@
-"""`hopgraph eval`: the benchmark harness on the command line."""
+"""`hopgraph eval`: the benchmark harness on the command line: a corpus given as passages
+(Recall@2/5), or a folder of documents ingested with the product's defaults (recall at a
+budget of words, `hopgraph.budget`)."""
 
 from __future__ import annotations
 
@@ -7,22 +9,29 @@ import json
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from hopgraph.api import GraphRAG
 from hopgraph.cli.common import Bars
-from hopgraph.errors import InputError
+from hopgraph.errors import InputError, UsageError
 from hopgraph.ingest.loaders import read_text
 from hopgraph.records import LoadReport
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import DEFAULT_DEGREE
 
-RULES = ("title", "pairs", "surnames", "numbers")  # offline_extractor.Rules
+RULES = ("title", "pairs", "surnames", "numbers", "own_subject", "topic",
+         "common_words")  # offline_extractor.Rules
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     """Recall@2/5 and latency of each method on a HippoRAG-format benchmark."""
     from hopgraph.evaluate import evaluate, load_questions, markdown_table, report_json
 
+    if args.documents:
+        return _eval_documents(args)
+    if not args.corpus or not (args.openie or args.extract):
+        raise UsageError("eval needs --corpus with --openie FILE or --extract offline, or "
+                         "--documents DIR")
     questions = load_questions(Path(args.questions), Path(args.corpus))
     methods = args.method or list(registry.offline_names())
     with tempfile.TemporaryDirectory(prefix="hopgraph-eval-") as tmp:
@@ -50,14 +59,59 @@ def cmd_eval(args: argparse.Namespace) -> int:
             waited = rag.store.wait_indexed()
             print(f"waited {waited:.1f}s for Milvus to finish indexing", file=sys.stderr)
             scores = evaluate(rag.retriever, questions, methods, args.degree)
+            budgets = _budgets(rag, args, methods)
     print(markdown_table(scores, registry.DEFAULT))
+    if budgets is not None:
+        print(f"\nrecall at a budget of words (passages as chunks):\n{budgets[0]}")
     print(f"\nindexing: {summary.seconds:.1f} s ({summary.passages_added} passages, "
           f"{summary.relations_added} relations added; {summary.texts_embedded} texts "
           f"embedded); {len(questions)} questions")
     if args.json:
         report = report_json(scores, registry.DEFAULT, summary.seconds, len(questions))
+        if budgets is not None:
+            report["budgets"] = budgets[1]
         Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)
+    return 0
+
+
+def _budgets(rag: GraphRAG, args: argparse.Namespace, methods: list[str]
+             ) -> tuple[str, dict[str, Any]] | None:
+    """With --budgets: recall at those budgets of words (table, JSON), else None."""
+    if not args.budgets:
+        return None
+    from hopgraph.budget import budget_json, budget_table, evaluate_budgets, load_gold
+
+    scores = evaluate_budgets(rag.retriever, load_gold(Path(args.questions)), methods,
+                              tuple(args.budgets))
+    return budget_table(scores), budget_json(scores)
+
+
+def _eval_documents(args: argparse.Namespace) -> int:
+    """A folder of documents ingested as `hopgraph ingest` would (chunking, extraction),
+    scored as recall at budgets of words."""
+    from hopgraph.budget import BUDGETS
+
+    args.budgets = args.budgets or list(BUDGETS)
+    methods = args.method or ["naive", registry.DEFAULT]
+    options = {k: v for k, v in (("chunk_tokens", args.chunk_tokens),
+                                 ("overlap_tokens", args.overlap_tokens)) if v is not None}
+    with tempfile.TemporaryDirectory(prefix="hopgraph-eval-") as tmp:
+        uri = args.uri if (args.uri or args.graph) else str(Path(tmp) / "eval.db")
+        with GraphRAG(uri=uri, graph=args.graph or "eval", token=args.token,
+                      embedder=args.embedder) as rag:
+            summary = rag.add_files([args.documents], progress=None if args.quiet else Bars(),
+                                    **options)
+            rag.store.wait_indexed()
+            table, rows = _budgets(rag, args, methods) or ("", {})
+    print(f"{summary.passages_added} chunks ({summary.passages_present} present) from "
+          f"{args.documents} in {summary.seconds:.1f}s; extractor {summary.extractor}",
+          file=sys.stderr)
+    print(table)
+    if args.json:
+        report = {"documents": str(args.documents), "chunks": summary.passages_added,
+                  "index_seconds": round(summary.seconds, 2), "budgets": rows}
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     return 0
 
 
@@ -66,7 +120,8 @@ def _extracted(corpus: Path, rules: dict[str, bool]) -> LoadReport:
     named rules turned on or off (for the ablation)."""
     import time
 
-    from hopgraph.ingest.offline_extractor import Rules, extract_corpus
+    from hopgraph.ingest.offline_extractor import Rules
+    from hopgraph.ingest.offline_records import extract_corpus
 
     started = time.perf_counter()
     items = json.loads(read_text(corpus))
@@ -84,8 +139,11 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                ) -> None:
     """The `eval` subcommand."""
     p = sub.add_parser("eval", parents=parents, help="Recall@2/5 and latency on a benchmark")
-    p.add_argument("--corpus", required=True, help="corpus.json ([{title, text}])")
-    source = p.add_mutually_exclusive_group(required=True)
+    p.add_argument("--corpus", help="corpus.json ([{title, text}]): its passages as given")
+    p.add_argument("--documents", metavar="DIR",
+                   help="instead of --corpus: a folder of files, ingested as `hopgraph "
+                        "ingest` does; scored at budgets of words")
+    source = p.add_mutually_exclusive_group()
     source.add_argument("--openie", help="HippoRAG OpenIE file with the triplets")
     source.add_argument("--extract", choices=["offline"],
                         help="build the graph from the corpus text with the offline extractor")
@@ -99,6 +157,24 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    help="method to run (repeatable; default: every method that needs no LLM)")
     p.add_argument("--degree", type=int, default=DEFAULT_DEGREE,
                    help=f"expansion degree (default {DEFAULT_DEGREE})")
+    p.add_argument("--budgets", type=_numbers, metavar="N,N,...",
+                   help="recall at these budgets of retrieved words (with --documents: "
+                        "default 200,400,800)")
+    p.add_argument("--chunk-tokens", type=int, help="with --documents: chunk size (default: "
+                   "ingest's)")
+    p.add_argument("--overlap-tokens", type=int, help="with --documents: chunk overlap "
+                   "(default: ingest's)")
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_eval)
+
+
+def _numbers(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 200,400,800, got {text!r}"
+                                         ) from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive numbers, got {text!r}")
+    return values

@@ -1,4 +1,5 @@
-"""`hopgraph ingest`: passage/triplet files, or raw documents with --extract."""
+"""`hopgraph ingest`: passage/triplet files and raw documents (.txt, .md, .pdf), told apart
+by suffix and content; `--extract` reads every text file as a raw document."""
 
 from __future__ import annotations
 
@@ -17,13 +18,15 @@ def _prepare(args: argparse.Namespace) -> extract.Plan:
     (a missing file or, unless this is a dry run, a missing LLM stops here)."""
     return extract.prepare(args.files, args.extractor, llm_configured(args) is not None,
                            args.chunk_tokens, args.overlap_tokens,
-                           require_llm=not args.dry_run)
+                           require_llm=not args.dry_run, documents_only=args.extract)
 
 
 def _dry_run(plan: extract.Plan, args: argparse.Namespace) -> int:
-    """What --extract would do, calling nothing and storing nothing: with the LLM, the
-    chunks and an estimate of the prompt tokens; offline, a sample of each document's
-    triplets (the offline extractor runs in this process)."""
+    """What the ingest would do, calling nothing and storing nothing: the rows read; for raw
+    documents with the LLM, the chunks and an estimate of the prompt tokens; offline, a
+    sample of each document's triplets (the offline extractor runs in this process)."""
+    for report in plan.rows:
+        print(f"{report.path}: {len(report.records)} passages, {len(report.problems)} problems")
     if plan.extractor == "llm":
         from hopgraph.ingest.llm_extractor import estimate
 
@@ -33,13 +36,13 @@ def _dry_run(plan: extract.Plan, args: argparse.Namespace) -> int:
               f"{guess.prompt_tokens} (largest prompt {guess.max_prompt_tokens}; counted with "
               "the MiniLM tokenizer, so close to, not equal to, the LLM's count); no LLM call "
               "made")
-    else:
+    elif plan.extractor == "offline":
         done = extract.run(plan)
         for line in done.lines:
             print(line, file=sys.stderr)
         records = [record for report in done.reports for record in report.records]
         for doc in plan.docs:
-            mine = [r for r in records if r.metadata["source"] == doc.path]
+            mine = [r for r in records if r.metadata.get("source") == doc.path]
             print(f"{doc.path} (title {plan.titles[doc.path]!r}): {len(mine)} passages, "
                   f"{sum(len(r.triplets) for r in mine)} triplets")
             for triplet in [t for r in mine for t in r.triplets][:8]:
@@ -52,7 +55,7 @@ def _dry_run(plan: extract.Plan, args: argparse.Namespace) -> int:
 def _extract(plan: extract.Plan, args: argparse.Namespace, bars: Bars | None
              ) -> extract.Extraction:
     """Extraction, run before the graph is opened: a long LLM run holds no Milvus Lite lock,
-    and one that fails leaves no graph behind."""
+    and one that fails (or finds nothing to store) leaves no graph behind."""
     llm = llm_client(args) if plan.extractor == "llm" else None
     try:
         return extract.run(plan, llm, bars)
@@ -62,17 +65,21 @@ def _extract(plan: extract.Plan, args: argparse.Namespace, bars: Bars | None
 
 
 def cmd_ingest(args: argparse.Namespace) -> int:
-    """Ingest files (or raw documents, with --extract) and print what was added and skipped."""
-    plan = _prepare(args) if args.extract else None
-    if plan is not None and args.dry_run:
+    """Ingest files and folders and print what was added and skipped. Everything is read
+    (and extracted) before the graph is opened; a graph this command created is dropped
+    again if its first write fails."""
+    plan = _prepare(args)
+    if args.dry_run:
         return _dry_run(plan, args)
     bars = None if args.quiet else Bars(units={"extract": "chunks"})
-    done = _extract(plan, args, bars) if plan is not None else None
+    done = _extract(plan, args, bars)
     with open_graph(args) as rag:
-        if done is not None:
+        try:
             summary = rag.add_extracted(done, progress=bars, append=args.append)
-        else:
-            summary = rag.add_files(args.files, progress=bars, append=args.append)
+        except BaseException:
+            if rag.store.created and not rag.documents():
+                rag.drop()  # no empty graph left behind by a failed first ingest
+            raise
     for line in summary.extraction_notes:
         print(line, file=sys.stderr)
     if args.json:
@@ -113,20 +120,23 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                ) -> None:
     """The `ingest` subcommand."""
     p = sub.add_parser("ingest", parents=parents,
-                       help="ingest passage/triplet files, or raw text with --extract")
-    p.add_argument("files", nargs="+", help="JSON, JSONL or HippoRAG OpenIE files; with "
-                   "--extract: .txt, .md, .pdf files or folders of them")
+                       help="ingest passage/triplet files and raw .txt/.md/.pdf documents")
+    p.add_argument("files", nargs="+", help="files or folders: JSON, JSONL or HippoRAG OpenIE "
+                   "rows, and .txt, .md, .pdf documents (told apart by suffix and content)")
     p.add_argument("--extract", action="store_true",
-                   help="raw documents: chunk them and extract triplets (with the LLM when "
-                        "one is configured, else offline)")
+                   help="read every text file as a raw document, even one holding JSON")
     p.add_argument("--extractor", choices=extract.EXTRACTORS, default="auto",
-                   help="with --extract: force the offline extractor or the LLM")
+                   help="for raw documents: force the offline extractor or the LLM (auto: "
+                        "the LLM when one is configured)")
     p.add_argument("--dry-run", action="store_true",
-                   help="with --extract: print chunks and estimated tokens, call nothing")
+                   help="read, chunk and (offline) extract; print what would be stored, "
+                        "store nothing, call no LLM")
     p.add_argument("--chunk-tokens", type=int, default=DEFAULT_CHUNK_TOKENS,
-                   help=f"with --extract: chunk size in tokens ({DEFAULT_CHUNK_TOKENS})")
+                   help=f"raw documents: largest chunk in tokens, headings included "
+                        f"({DEFAULT_CHUNK_TOKENS})")
     p.add_argument("--overlap-tokens", type=int, default=DEFAULT_OVERLAP_TOKENS,
-                   help=f"with --extract: chunk overlap in tokens ({DEFAULT_OVERLAP_TOKENS})")
+                   help=f"raw documents: overlap between the pieces of a paragraph longer "
+                        f"than a chunk ({DEFAULT_OVERLAP_TOKENS})")
     p.add_argument("--append", action="store_true",
                    help="keep the stored passages of documents ingested again (default: "
                         "replace them: passages no longer in a document are removed)")

@@ -1,11 +1,12 @@
-"""Raw documents → chunks → records with triplets: the one path from .txt/.md/.pdf files to
-load reports, used by `GraphRAG.add_documents` (and so by `hopgraph ingest --extract`).
+"""Inputs → records → load reports: the one path from files and folders (passage/triplet
+rows, raw .txt/.md/.pdf documents, or both) to what `GraphRAG` stores.
 
-`prepare` reads and chunks the files and picks the extractor (the LLM when one is given or
-asked for, else the offline one); `run` extracts, with no graph open (the CLI opens the graph
-only once extraction is done); `GraphRAG.add_extracted` stores what it gave. A dry run stops
-after `prepare`, or after `run` of the offline extractor, which calls nothing outside the
-process.
+`prepare` sorts the inputs (`ingest.inputs`), reads the row files, reads and chunks the
+documents and picks their extractor (the LLM when one is given or asked for, else the
+offline one); `run` extracts, with no graph open (the CLI opens the graph only once this is
+done, so a failed ingest leaves no graph behind); `GraphRAG.add_extracted` stores what it
+gave. A dry run stops after `prepare`, or after `run` of the offline extractor, which calls
+nothing outside the process.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hopgraph.config import NO_LLM_HELP
-from hopgraph.errors import LLMError, UsageError
+from hopgraph.errors import InputError, LLMError, UsageError
 from hopgraph.ingest.documents import (
     DEFAULT_CHUNK_TOKENS,
     DEFAULT_OVERLAP_TOKENS,
@@ -25,6 +26,8 @@ from hopgraph.ingest.documents import (
     chunk_documents,
     read_documents,
 )
+from hopgraph.ingest.inputs import sort_inputs
+from hopgraph.ingest.loaders import load_file
 from hopgraph.llm import LLMClient
 from hopgraph.records import LoadReport
 
@@ -33,20 +36,22 @@ EXTRACTORS = ("auto", "offline", "llm")
 
 @dataclass
 class Plan:
-    """The documents read, their chunks, and which extractor will run."""
+    """The row files read, the documents read and chunked, and which extractor will run on
+    the chunks (None when there are no documents)."""
 
-    extractor: str  # "offline" or "llm"
+    extractor: str | None  # "offline", "llm", or None: no raw documents
     reading: LoadReport  # files skipped while reading (no records)
     docs: list[Document]
     chunks: list[Chunk]
     titles: dict[str, str] = field(default_factory=dict)  # document path -> title (offline)
+    rows: list[LoadReport] = field(default_factory=list)  # the row files' records
 
 
 @dataclass
 class Extraction:
     """What extraction gave: the load reports to ingest and what it did, for people."""
 
-    extractor: str
+    extractor: str | None  # None: only row files, nothing extracted
     reports: list[LoadReport]
     lines: list[str]
 
@@ -64,23 +69,43 @@ def choose(extractor: str, has_llm: bool, require_llm: bool = True) -> str:
 
 def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool = False,
             chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-            overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, require_llm: bool = True) -> Plan:
-    """Read and chunk the files and folders; skipped files are the reading report's problems.
-    `require_llm=False` plans an LLM extraction with no LLM configured (for a dry run)."""
-    from hopgraph.ingest.offline_extractor import document_title
+            overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, require_llm: bool = True,
+            documents_only: bool = False) -> Plan:
+    """Read the row files, and read and chunk the documents, of these files and folders;
+    skipped files are the reading report's problems. `documents_only`: every text file is a
+    raw document (`--extract`). `require_llm=False` plans an LLM extraction with no LLM
+    configured (for a dry run)."""
+    from hopgraph.ingest.offline_records import document_title
 
-    chosen = choose(extractor, has_llm, require_llm)
-    reading = LoadReport(path="documents")
-    docs = read_documents(paths, reading.problems)
+    inputs = sort_inputs(paths, documents_only)
+    chosen = choose(extractor, has_llm, require_llm) if inputs.documents else None
+    rows = [load_file(path) for path in inputs.rows]
+    reading = LoadReport(path="documents", problems=list(inputs.skipped))
+    docs = read_documents(inputs.documents, reading.problems)
     chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
-    titles = ({doc.path: document_title(doc.path, doc.text) for doc in docs}
-              if chosen == "offline" else {})
-    return Plan(chosen, reading, docs, chunks, titles)
+    titles = {doc.path: document_title(doc.path, doc.text) for doc in docs}
+    return Plan(chosen, reading, docs, chunks, titles, rows)
 
 
 def run(plan: Plan, llm: LLMClient | None = None,
         progress: Callable[[str, int, int], None] | None = None) -> Extraction:
-    """Extract the plan's chunks (`progress("extract", done, total)` as LLM chunks finish)."""
+    """Extract the plan's chunks (`progress("extract", done, total)` as LLM chunks finish).
+    Nothing to store at all (every row and chunk skipped) is an InputError naming the first
+    problem."""
+    done = _extract(plan, llm, progress)
+    records = sum(len(report.records) for report in done.reports)
+    if not records:
+        problems = [problem for report in done.reports for problem in report.problems]
+        first = f"; first: {problems[0]}" if problems else ""
+        raise InputError(f"nothing to ingest: no passage was read ({len(problems)} "
+                         f"problems{first})", fix="nothing was stored")
+    return done
+
+
+def _extract(plan: Plan, llm: LLMClient | None,
+             progress: Callable[[str, int, int], None] | None) -> Extraction:
+    if plan.extractor is None:
+        return Extraction(None, [*plan.rows, plan.reading], [])
     if plan.extractor == "offline":
         return _offline(plan)
     if llm is None:
@@ -106,7 +131,7 @@ def run(plan: Plan, llm: LLMClient | None = None,
             f"{len(plan.docs)} documents ({report.cached} chunks from cache, "
             f"{report.chunks_failed} failed, {report.triplets_skipped} malformed triplets "
             f"skipped); LLM {usage}")
-    return Extraction("llm", [plan.reading, report], [line])
+    return Extraction("llm", [*plan.rows, plan.reading, report], [line])
 
 
 def _no_llm() -> LLMError:
@@ -116,12 +141,12 @@ def _no_llm() -> LLMError:
 
 
 def _offline(plan: Plan) -> Extraction:
-    from hopgraph.ingest.offline_extractor import extract_chunks
+    from hopgraph.ingest.offline_records import extract_chunks
 
     started = time.perf_counter()
-    report, stats = extract_chunks(plan.chunks, plan.titles)
+    report, stats = extract_chunks(plan.chunks)
     seconds = time.perf_counter() - started
     lines = [f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
              f"{stats.triplets} triplets from {len(plan.docs)} documents in {seconds:.2f}s",
              *(f"note: {note}" for note in stats.notes)]
-    return Extraction("offline", [plan.reading, report], lines)
+    return Extraction("offline", [*plan.rows, plan.reading, report], lines)

@@ -71,7 +71,7 @@ def build_prompt(template: str, text: str) -> str:
 def estimate(chunks: list[Chunk], prompt_template: str | None = None) -> Estimate:
     """Tokens extraction would send (template + chunk per call), without calling the LLM."""
     template = _template(prompt_template)
-    sizes = [count_tokens(build_prompt(template, chunk.text)) for chunk in chunks]
+    sizes = [count_tokens(build_prompt(template, chunk.passage)) for chunk in chunks]
     return Estimate(chunks=len(chunks), prompt_tokens=sum(sizes),
                     chunk_tokens=sum(chunk.tokens for chunk in chunks),
                     template_tokens=count_tokens(build_prompt(template, "")),
@@ -89,7 +89,7 @@ def extract_records(client: LLMClient, chunks: list[Chunk],
     for start in range(0, len(chunks), size):
         batch = chunks[start:start + size]
         try:
-            requests = [[{"role": "user", "content": build_prompt(template, c.text)}]
+            requests = [[{"role": "user", "content": build_prompt(template, c.passage)}]
                         for c in batch]
             replies = client.complete_many(requests, json_mode=True)
         except LLMError as exc:
@@ -122,6 +122,6 @@ def _read_reply(chunk: Chunk, text: str, report: ExtractReport) -> None:
     triplets = read_triplets(items, chunk.id, report)
     report.triplets += len(triplets)
     report.records.append(PassageRecord(
-        text=chunk.text, triplets=triplets, doc_id=source_doc_id(chunk.doc),
+        text=chunk.passage, triplets=triplets, doc_id=source_doc_id(chunk.doc),
         metadata={"source": chunk.doc, "chunk": chunk.index}, source=chunk.id,
     ))

@@ -13,7 +13,15 @@ Rules (the ablation in docs/extraction.md measures each):
   not part of the entity's name;
 - "pairs": consecutive mentions of a sentence are linked by the words between them;
 - "surnames" (off by default, measured): a one-word mention that ends a longer mention of
-  the same passage ("Euler" in a passage naming "Leonhard Euler") is that entity.
+  the same passage ("Euler" in a passage naming "Leonhard Euler") is that entity;
+- "own subject": a sentence that opens with a name other than the title ("The Heron Arm was
+  designed by ...") is about that name: the words before its other mentions are that name's
+  predicate, not the title's (the title is linked to them as "mentions");
+- "topic": with no title (a section headed "Staff profiles"), a sentence opening with a
+  pronoun or "The <noun>" is about the name the last sentence opened with;
+- "common words": a capitalized word opening a sentence, which the document also writes in
+  lower case ("Staff meet on Fridays" beside "our staff"), is not a mention;
+- a mention never spans a line break (list items, names in a column).
 """
 
 from __future__ import annotations
@@ -25,9 +33,8 @@ from itertools import pairwise
 
 from syntok import segmenter
 
-from hopgraph.ingest.documents import Chunk
-from hopgraph.ingest.loaders import source_doc_id
-from hopgraph.records import LoadReport, PassageRecord, Triplet
+from hopgraph.ingest.names import surnames, title_entity
+from hopgraph.records import Triplet
 
 
 def _set(words: str) -> frozenset[str]:
@@ -61,6 +68,9 @@ class Rules:
     pairs: bool = True
     surnames: bool = False
     numbers: bool = True
+    own_subject: bool = True
+    topic: bool = True
+    common_words: bool = True
 
 
 @dataclass
@@ -90,8 +100,11 @@ def _is_number(value: str) -> bool:
     return any(ch.isdigit() for ch in value) and not any(ch.isalpha() for ch in value[:1])
 
 
-def _extends(tokens: list[str], j: int, rules: Rules) -> int:
-    """How many tokens from `j` on continue the mention before `j` (0: it ends there)."""
+def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int:
+    """How many tokens from `j` on continue the mention before `j` (0: it ends there; a line
+    break before a token ends it too)."""
+    if breaks[j]:
+        return 0
     nxt, before = tokens[j], tokens[j - 1]
     lower = nxt.lower()
     if _is_cap(nxt) and lower not in PRONOUNS:
@@ -102,7 +115,7 @@ def _extends(tokens: list[str], j: int, rules: Rules) -> int:
             return 1  # "12 May 1850"
         if _is_number(before) and lower in UNITS:
             return 1  # "5 million", "300 km"
-    followed = j + 1 < len(tokens) and _is_cap(tokens[j + 1])
+    followed = j + 1 < len(tokens) and _is_cap(tokens[j + 1]) and not breaks[j + 1]
     if lower in CONNECTORS and followed and not _is_number(before):
         return 2  # "University of Copenhagen"
     if nxt in ("-", "'", "’") and followed:
@@ -116,6 +129,7 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
     write a mention as it was written; one space each by default)."""
     found: list[_Mention] = []
     i, n = 0, len(tokens)
+    breaks = ["\n" in space for space in spacing] if spacing is not None else [False] * n
     while i < n:
         value = tokens[i]
         starts = (_is_cap(value) and not (i == 0 and value.lower() in OPENERS)
@@ -124,7 +138,7 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
             i += 1
             continue
         j = i + 1
-        while j < n and (step := _extends(tokens, j, rules)):
+        while j < n and (step := _extends(tokens, j, rules, breaks)):
             j += step
         if spacing is None:
             text = " ".join(tokens[i:j])
@@ -151,22 +165,70 @@ def _refers_to_title(tokens: list[str]) -> bool:
                                  and tokens[1][:1].islower())
 
 
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the texts being ingested say of their words, for the "common words" rule: those
+    they write in lower case, and the capitalized ones they write inside a sentence."""
+
+    lower: frozenset[str]
+    named: frozenset[str]
+
+
+_INSIDE = re.compile(r"(?:(?<=[^\W_] )|(?<=[^\W_][,;:] ))([^\W\d_][\w'’-]*)")
+
+
+def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
+    """The vocabulary of some texts (a passage, a document, a whole ingest)."""
+    lower: set[str] = set()
+    named: set[str] = set()
+    for text in texts:
+        lower.update(re.findall(r"\b[^\W\d_A-Z][^\W\d_]*", text))
+        named.update(word for line in text.splitlines() for word in _INSIDE.findall(line)
+                     if _is_cap(word))
+    return Vocabulary(frozenset(lower), frozenset(named))
+
+
+SUBJECT_DETERMINERS = _set("the a an our its this their his her")
+
+
+def _subject(tokens: list[str], found: list[_Mention]) -> _Mention | None:
+    """The name a sentence opens with ("Maria Berg ...", "The Heron Arm ..."), if any."""
+    for mention in found:
+        first = tokens[mention.start]
+        opening = mention.start == 0 or (
+            mention.start == 1 and tokens[0].lower() in SUBJECT_DETERMINERS)
+        if opening and not _is_number(first):
+            return mention
+        break
+    return None
+
+
 def extract(title: str | None, text: str, rules: Rules | None = None,
-            report: OfflineReport | None = None) -> list[Triplet]:
-    """Triplets of one passage (`text` without its title line)."""
+            report: OfflineReport | None = None, vocabulary: Vocabulary | None = None
+            ) -> list[Triplet]:
+    """Triplets of one passage (`text` without its title line). `vocabulary`: that of the
+    texts ingested with it (default: this text's own)."""
     rules = rules or Rules()
     report = report if report is not None else OfflineReport()
     title = title_entity(title or "") or None
+    vocabulary = vocabulary_of([text]) if vocabulary is None else vocabulary
     triplets: list[Triplet] = []
-    analyzed = [[(token.spacing, token.value) for token in sentence]
-                for paragraph in segmenter.analyze(text) for sentence in paragraph]
+    # A line break left in the text separates items (a list, names in a column): each line
+    # is read on its own, so no sentence, pair or name runs from one item into the next.
+    analyzed = [_from_first_word([(token.spacing, token.value) for token in sentence])
+                for line in text.split("\n") if line.strip()
+                for paragraph in segmenter.analyze(line) for sentence in paragraph]
     sentences = [[value for _, value in sentence] for sentence in analyzed]
     report.sentences += len(sentences)
-    found = [mentions(tokens, rules, [space for space, _ in sentence])
+    found = [_drop_common(tokens, mentions(tokens, rules, [space for space, _ in sentence]),
+                          vocabulary if rules.common_words else None, title)
              for tokens, sentence in zip(sentences, analyzed, strict=True)]
-    names = _surnames({m.text for ms in found for m in ms}) if rules.surnames else {}
+    names = surnames({m.text for ms in found for m in ms}) if rules.surnames else {}
+    topic: str | None = None
     for tokens, sentence_mentions in zip(sentences, found, strict=True):
         resolved = [names.get(m.text, m.text) for m in sentence_mentions]
+        subject = _subject(tokens, sentence_mentions)
+        subject_name = None if subject is None else names.get(subject.text, subject.text)
         if rules.title and title is not None:
             previous_end = 0
             for mention, name in zip(sentence_mentions, resolved, strict=True):
@@ -178,18 +240,23 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
                     continue
                 before = _words(tokens[start:mention.start])
                 predicate = " ".join(before).lower() or "mentions"
+                if rules.own_subject and subject_name not in (None, title) \
+                        and mention is not subject:
+                    predicate = "mentions"  # what the words say is the subject's, not the title's
                 triplets.append(Triplet(title, predicate, name))
-        if not rules.pairs:
-            continue
-        chain = list(zip(sentence_mentions, resolved, strict=True))
-        if rules.title and title is not None and _refers_to_title(tokens):
-            chain.insert(0, (_Mention(title, 0, 1), title))
-        for (left, left_name), (right, right_name) in pairwise(chain):
-            between = _words(tokens[left.end:right.start])
-            if not between or left_name == right_name:
-                continue
-            predicate = " ".join(between[:MAX_PREDICATE_WORDS]).lower()
-            triplets.append(Triplet(left_name, predicate, right_name))
+        if rules.pairs:
+            chain = list(zip(sentence_mentions, resolved, strict=True))
+            head = title if title is not None else (topic if rules.topic else None)
+            if rules.title and head is not None and _refers_to_title(tokens):
+                chain.insert(0, (_Mention(head, 0, 1), head))
+            for (left, left_name), (right, right_name) in pairwise(chain):
+                between = _words(tokens[left.end:right.start])
+                if not between or left_name == right_name:
+                    continue
+                predicate = " ".join(between[:MAX_PREDICATE_WORDS]).lower()
+                triplets.append(Triplet(left_name, predicate, right_name))
+        if subject_name is not None:
+            topic = subject_name
     report.passages += 1
     report.triplets += len(triplets)
     if not triplets:
@@ -197,71 +264,25 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     return triplets
 
 
-_DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
+def _from_first_word(sentence: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The sentence from its first word on: a list item's "-" or "1." does not make its
+    first word any less the sentence's opening word."""
+    for index, (_, value) in enumerate(sentence):
+        if _WORD.search(value) and not (_is_number(value) and index + 1 < len(sentence)
+                                        and sentence[index + 1][1] in (".", ")")):
+            return sentence[index:]
+    return sentence
 
 
-def title_entity(title: str) -> str:
-    """The entity a title names: without a trailing "(...)" that tells namesakes apart
-    ("David Smith (director)" is the "David Smith" other passages mention)."""
-    title = title.strip()
-    return _DISAMBIGUATION.sub("", title) or title
-
-
-def _surnames(names: set[str]) -> dict[str, str]:
-    """One-word names that end exactly one longer name of the passage -> that name."""
-    longer: dict[str, set[str]] = {}
-    for name in names:
-        parts = name.split()
-        if len(parts) > 1 and parts[-1][:1].isupper():
-            longer.setdefault(parts[-1], set()).add(name)
-    return {short: next(iter(full)) for short, full in longer.items()
-            if len(full) == 1 and short in names}
-
-
-def extract_corpus(items: Iterable[dict[str, str]], source: str, rules: Rules | None = None
-                   ) -> tuple[LoadReport, OfflineReport]:
-    """Records from `{"title", "text"}` items (a benchmark corpus): the passage is
-    `title + "\\n" + text`, as the OpenIE files have it."""
-    load, stats = LoadReport(path=source), OfflineReport()
-    for i, item in enumerate(items):
-        title, text = item.get("title", ""), item.get("text", "")
-        if not isinstance(text, str) or not text.strip():
-            load.skip_row(f"{source}:[{i}]", "no text")
-            continue
-        passage = f"{title}\n{text}" if title else text
-        load.records.append(PassageRecord(passage, extract(title, text, rules, stats),
-                                          metadata={"title": title}, source=f"{source}:[{i}]"))
-    return load, stats
-
-
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
-
-
-def document_title(path: str, text: str) -> str:
-    """A raw document's title: its first Markdown heading, else its first line when that is
-    short and has no final full stop, else the file name without its suffix."""
-    heading = _HEADING.search(text)
-    if heading:
-        return heading.group(1).strip()
-    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
-    if first and len(first) <= 80 and not first.endswith((".", "!", "?", ":")):
-        return first
-    name = path.replace("\\", "/").rsplit("/", 1)[-1]
-    return name.rsplit(".", 1)[0] if "." in name else name
-
-
-def extract_chunks(chunks: Iterable[Chunk], titles: dict[str, str], rules: Rules | None = None
-                   ) -> tuple[LoadReport, OfflineReport]:
-    """Records of raw-document chunks (each passage is the chunk's text; its document is the
-    file it came from), triplets from the offline extractor with the file's title."""
-    load, stats = LoadReport(path="offline extractor"), OfflineReport()
-    for chunk in chunks:
-        triplets = extract(titles.get(chunk.doc), chunk.text, rules, stats)
-        load.records.append(PassageRecord(
-            chunk.text, triplets, doc_id=source_doc_id(chunk.doc),
-            metadata={"source": chunk.doc, "chunk": chunk.index, "title": titles.get(chunk.doc)},
-            source=chunk.id))
-    if stats.passages and stats.triplets == 0:
-        stats.notes.append("no triplets found (text without capitalized names, e.g. Chinese or "
-                           "Japanese): the passages still serve naive and lexical retrieval")
-    return load, stats
+def _drop_common(tokens: list[str], found: list[_Mention], vocabulary: Vocabulary | None,
+                 title: str | None) -> list[_Mention]:
+    """Without a one-word mention opening the sentence ("Staff meet on Fridays", "Products
+    ship in June") that the texts also write in lower case, or never capitalize inside a
+    sentence: capitalized for grammar, not because it names something."""
+    if vocabulary is None or not found or found[0].start != 0 or found[0].end != 1 \
+            or found[0].text == title or _is_number(tokens[0]):
+        return found
+    word = tokens[0]
+    if word.lower() in vocabulary.lower or word not in vocabulary.named:
+        return found[1:]
+    return found

@@ -63,6 +63,7 @@ class MilvusStore(Collections):
         self.passages = f"{graph}_passages"
         self.meta_collection = f"{graph}_meta"
         self._meta: dict[str, Any] | None = None
+        self.created = False  # whether `open` created the graph (it did not exist)
 
     @property
     def is_local(self) -> bool:
@@ -118,6 +119,7 @@ class MilvusStore(Collections):
         elif create:
             with self._failures("creating the graph"):
                 self._create(embedder_name, dim)
+            self.created = True
         else:
             raise self._missing(fix="ingest first")
         # Collections are loaded when first read (`ensure_loaded`): a reopened graph whose

@@ -1,0 +1,68 @@
+"""The offline extractor's records: benchmark corpora ({"title", "text"} items) and raw
+document chunks turned into passages with the triplets `offline_extractor.extract` finds."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from hopgraph.ingest.documents import Chunk
+from hopgraph.ingest.loaders import source_doc_id
+from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, vocabulary_of
+from hopgraph.records import LoadReport, PassageRecord
+
+
+def extract_corpus(items: Iterable[dict[str, str]], source: str, rules: Rules | None = None
+                   ) -> tuple[LoadReport, OfflineReport]:
+    """Records from `{"title", "text"}` items (a benchmark corpus): the passage is
+    `title + "\\n" + text`, as the OpenIE files have it."""
+    load, stats = LoadReport(path=source), OfflineReport()
+    items = list(items)
+    vocabulary = vocabulary_of(item["text"] for item in items
+                               if isinstance(item.get("text"), str))
+    for i, item in enumerate(items):
+        title, text = item.get("title", ""), item.get("text", "")
+        if not isinstance(text, str) or not text.strip():
+            load.skip_row(f"{source}:[{i}]", "no text")
+            continue
+        passage = f"{title}\n{text}" if title else text
+        load.records.append(PassageRecord(passage, extract(title, text, rules, stats,
+                                                           vocabulary),
+                                          metadata={"title": title}, source=f"{source}:[{i}]"))
+    return load, stats
+
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
+
+
+def document_title(path: str, text: str) -> str:
+    """A raw document's title: its first Markdown heading, else its first line when that is
+    short and has no final full stop, else the file name without its suffix."""
+    heading = _HEADING.search(text)
+    if heading:
+        return heading.group(1).strip()
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if first and len(first) <= 80 and not first.endswith((".", "!", "?", ":")):
+        return first
+    name = path.replace("\\", "/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0] if "." in name else name
+
+
+def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None
+                   ) -> tuple[LoadReport, OfflineReport]:
+    """Records of raw-document chunks: each passage is the chunk's headings line and text
+    (its document is the file it came from); triplets from the chunk's text, linked to its
+    title when its heading names something; the common-words rule reads the whole ingest."""
+    chunks = list(chunks)
+    load, stats = LoadReport(path="offline extractor"), OfflineReport()
+    vocabulary = vocabulary_of(chunk.text for chunk in chunks)  # the whole ingest's
+    for chunk in chunks:
+        triplets = extract(chunk.title, chunk.text, rules, stats, vocabulary)
+        load.records.append(PassageRecord(
+            chunk.passage, triplets, doc_id=source_doc_id(chunk.doc),
+            metadata={"source": chunk.doc, "chunk": chunk.index, "section": chunk.context},
+            source=chunk.id))
+    if stats.passages and stats.triplets == 0:
+        stats.notes.append("no triplets found (text without capitalized names, e.g. Chinese or "
+                           "Japanese): the passages still serve naive and lexical retrieval")
+    return load, stats

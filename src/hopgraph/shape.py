@@ -1,0 +1,100 @@
+"""A benchmark corpus shaped as the files users bring: its paragraphs, in corpus order (the
+corpora group each question's paragraphs, so this is topical order), `PER_FILE` to a file,
+the formats taking turns: Markdown with a `## Title` per paragraph, plain text with the title
+on its own line, and PDF with a title line and the text wrapped into lines at a fixed width,
+long words hyphenated at a line end, as a word processor prints it.
+
+PDFs are written with fpdf2 (`pip install fpdf2`; in the dev extras) in a core font, which
+holds Latin-1 only: characters outside it are folded (`budget.fold`: accents dropped, what
+is left outside Latin-1 made a space); the budget metric folds every text it compares.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from pathlib import Path
+
+from hopgraph.budget import fold
+from hopgraph.errors import UsageError
+
+FORMATS = ("md", "txt", "pdf")
+PER_FILE = 8
+LINE_CHARS = 90
+HYPHENATE_FROM = 10  # letters: a word this long that would overflow is hyphenated
+
+
+def write_corpus(items: Sequence[dict[str, str]], folder: Path, name: str,
+                 formats: Sequence[str] = FORMATS, per_file: int = PER_FILE) -> list[Path]:
+    """Write `{"title", "text"}` items into `folder` as `<name>-0000.<format>` files."""
+    unknown = sorted(set(formats) - set(FORMATS))
+    if unknown or not formats:
+        raise UsageError(f"unknown file format {unknown[0] if unknown else '(none)'!r}",
+                         fix=f"formats are {', '.join(FORMATS)}")
+    folder.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for number, start in enumerate(range(0, len(items), per_file)):
+        group = items[start:start + per_file]
+        kind = formats[number % len(formats)]
+        path = folder / f"{name}-{number:04d}.{kind}"
+        if kind == "md":
+            path.write_text("".join(f"## {p['title']}\n\n{p['text']}\n\n" for p in group),
+                            encoding="utf-8")
+        elif kind == "txt":
+            path.write_text("".join(f"{p['title']}\n{p['text']}\n\n" for p in group),
+                            encoding="utf-8")
+        else:
+            write_pdf(path, group)
+        written.append(path)
+    return written
+
+
+def wrap(text: str, width: int = LINE_CHARS) -> list[str]:
+    """Lines of at most `width` characters; a long word that would overflow is hyphenated
+    ("manu-" / "facturing") when both halves keep at least three letters."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        if not line:
+            line = word
+        elif len(line) + 1 + len(word) <= width:
+            line = f"{line} {word}"
+        else:
+            room = width - len(line) - 2  # a space and the hyphen
+            if len(word) >= HYPHENATE_FROM and word.isalpha() and room >= 3 \
+                    and len(word) - room >= 3:
+                lines.append(f"{line} {word[:room]}-")
+                line = word[room:]
+            else:
+                lines.append(line)
+                line = word
+    if line:
+        lines.append(line)
+    return lines
+
+
+def write_pdf(path: Path, group: Sequence[dict[str, str]], width: int = LINE_CHARS) -> None:
+    """A PDF of `{"title", "text"}` items: each title (if any) on a bold line, then its text
+    wrapped at `width` characters."""
+    try:
+        from fpdf import FPDF
+    except ImportError:
+        raise UsageError("writing PDF files needs fpdf2", fix="pip install fpdf2") from None
+    pdf = FPDF()
+    pdf.set_auto_page_break(auto=True, margin=15)
+    pdf.add_page()
+    for item in group:
+        if item.get("title"):
+            pdf.set_font("Helvetica", style="B", size=11)
+            pdf.cell(0, 6, _latin1(item["title"]), new_x="LMARGIN", new_y="NEXT")
+        pdf.set_font("Helvetica", size=9)
+        for line in wrap(_latin1(item["text"]), width):
+            pdf.cell(0, 4.5, line, new_x="LMARGIN", new_y="NEXT")
+        pdf.ln(3)
+    pdf.output(str(path))
+
+
+def _latin1(text: str) -> str:
+    """What a core PDF font can print: Latin-1 as it is, anything else folded."""
+    return " ".join("".join(ch if ord(ch) < 256 else fold(ch) for ch in
+                            unicodedata.normalize("NFC", text)).split())
