@@ -50,7 +50,8 @@ def test_wrap_hyphenates_long_words_at_the_line_end() -> None:
 
 def test_a_corpus_becomes_markdown_text_and_pdf_files(tmp_path: Path) -> None:
     pytest.importorskip("fpdf")
-    items = [{"title": f"Place {i}", "text": f"Place {i} is a town in Ålesund county. " * 6}
+    items = [{"title": f"Place {i}",
+              "text": f"Place {i} is a town in Ålesund county near Šibenik. " * 6}
              for i in range(20)]
     files = write_corpus(items, tmp_path, "demo")
     assert [f.name for f in files] == ["demo-0000.md", "demo-0001.txt", "demo-0002.pdf"]
@@ -59,9 +60,10 @@ def test_a_corpus_becomes_markdown_text_and_pdf_files(tmp_path: Path) -> None:
     import pypdf
 
     raw = pypdf.PdfReader(files[2]).pages[0].extract_text()
-    assert "Place 16" in raw and "\n" in raw and "Alesund" in raw  # folded, wrapped
+    assert "Place 16" in raw and "\n" in raw  # wrapped
+    assert "Ålesund" in raw and "Sibenik" in raw and "Š" not in raw  # Latin-1 kept, the rest folded
     (pdf,) = read_documents([files[2]])
-    assert pdf.text.startswith("Place 16\n\nPlace 16 is a town in Alesund county.")
+    assert pdf.text.startswith("Place 16\n\nPlace 16 is a town in Ålesund county near Sibenik.")
 
 
 def test_eval_documents_scores_a_folder_at_budgets(tmp_path: Path) -> None:
