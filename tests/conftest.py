@@ -106,6 +106,14 @@ _GRAPH_NUMBERS = itertools.count()
 
 
 @pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Milvus 2.3 standalone server for this session (tests marked `server`); its URI."""
+    from milvus_server import start_milvus_server
+
+    yield from start_milvus_server(tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
 def shared_db(tmp_path_factory: pytest.TempPathFactory) -> str:
     """One Milvus Lite database for the whole session; each test uses graphs of its own."""
     return str(tmp_path_factory.mktemp("shared") / "hop.db")

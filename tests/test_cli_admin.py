@@ -101,19 +101,35 @@ def test_a_database_held_by_another_process_is_one_clear_error(
 
 def test_a_write_that_did_not_finish_is_reported_until_rerun(
         tmp_path_factory: pytest.TempPathFactory) -> None:
+    from hopgraph.ingest.loaders import source_doc_id
     from hopgraph.store import MilvusStore
+    from hopgraph.store.writes import WriteSession
 
     tmp = tmp_path_factory.mktemp("incomplete")
     env = {"HOPGRAPH_URI": str(tmp / "a.db"), "HOPGRAPH_GRAPH": "a"}
     assert run_cli("ingest", str(need(BERNOULLI)), "--quiet", env=env).code == 0
     assert json.loads(run_cli("stats", "--json", env=env).stdout)["state"] == "complete"
+    doc = source_doc_id(need(BERNOULLI))
     store = MilvusStore(env["HOPGRAPH_URI"], "a")
-    store.begin_write()  # what an ingest killed half way leaves behind
+    session = WriteSession(store, "ingest")  # what an ingest killed half way leaves behind
+    session.start()
+    session.touch("passages", [], [doc])
     store.close()
-    state = json.loads(run_cli("stats", "--json", env=env).stdout)["state"]
-    assert state.startswith("graph 'a' is incomplete: write #2 began and did not finish")
-    query = run_cli("query", "Who taught Euler?", env=env)
+    stats = json.loads(run_cli("stats", "--json", env=env).stdout)
+    assert stats["state"].startswith("graph 'a' is incomplete: 1 unfinished document(s): "
+                                     f"{doc!r}: write #2 is under way (or its process died)")
+    assert list(stats["unfinished"]) == [doc]
+    query = run_cli("query", "Who taught Euler?", "--json", env=env)
     assert query.code == 0 and "warning: graph 'a' is incomplete" in query.stderr
+    assert any("is incomplete" in note for note in json.loads(query.stdout)["notes"])
+    # Another document's write does not make the stopped one look complete.
+    other = tmp / "other.jsonl"
+    other.write_text(json.dumps({"passage": "Euler was born in Basel.", "triplets": [
+        ["Leonhard Euler", "born in", "Basel"]]}) + "\n", encoding="utf-8")
+    assert run_cli("ingest", str(other), "--quiet", env=env).code == 0
+    stats = json.loads(run_cli("stats", "--json", env=env).stdout)
+    assert list(stats["unfinished"]) == [doc]
+    assert "write #2 stopped before it finished" in stats["state"]
     assert run_cli("ingest", str(need(BERNOULLI)), "--quiet", env=env).code == 0
     assert json.loads(run_cli("stats", "--json", env=env).stdout)["state"] == "complete"
     assert "incomplete" not in run_cli("query", "Who taught Euler?", env=env).stderr

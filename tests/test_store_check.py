@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 from conftest import BERNOULLI, need
 
+from hopgraph.ingest.loaders import source_doc_id
 from hopgraph.ingest.writer import Ingestor
 from hopgraph.store import MilvusStore
 from hopgraph.store.check import check, check_and_repair
+from hopgraph.store.writes import WriteSession
 
 
 class Stop(Exception):
@@ -29,7 +31,7 @@ STAGES = {
     "after passages": (Ingestor, "_store_entities"),
     "after entities": (Ingestor, "_store_relations"),
     "after relations": (MilvusStore, "flush"),
-    "before finishing": (MilvusStore, "end_write"),
+    "before finishing": (WriteSession, "finish"),
 }
 
 
@@ -66,10 +68,9 @@ def test_rerun_after_a_failure_at_any_stage_equals_a_clean_run(
     crashed.close()
     reopened = open_graph("crashed")  # a new process would reopen it like this
     assert reopened.store.incomplete is not None
-    assert any(p.kind == "unfinished write" for p in check(reopened.store).problems)
-    # Repairing now would delete the unfinished write's orphans and hide the flag: refused.
-    assert check_and_repair(reopened.store).repaired == 0
-    assert reopened.store.incomplete is not None
+    assert list(reopened.unfinished()) == [source_doc_id(data)]
+    assert any(p.kind == "unfinished document" and p.id == source_doc_id(data)
+               for p in check(reopened.store).problems)
     summary = reopened.add_files([data])
     assert summary.passages_added + summary.passages_present == len(expected[0])
     assert _rows(reopened) == expected
@@ -120,19 +121,68 @@ GraphRAG(uri={uri!r}, graph="k9").add_files([{str(data)!r}])
         assert killed.store.incomplete is None
 
 
-def test_finishing_a_write_leaves_a_later_writers_flag(open_graph) -> None:
-    """Two writers on one graph (a server): the first to finish must not mark the second's
-    unfinished write as done."""
-    rag = open_graph("two_writers")
-    rag.add_files([need(BERNOULLI)])
-    _, first = rag.store.begin_write()
-    other = MilvusStore(rag.store.uri, rag.store.graph)  # the second writer's own client
-    _, second = other.begin_write()
-    rag.store.end_write(first)
-    assert rag.store.incomplete is not None  # write `second` is still running
-    other.end_write(second)
-    assert rag.store.incomplete is None
-    other.close()
+def test_a_later_write_never_makes_a_stopped_document_look_complete(
+        open_graph, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """A write of document A stops half way; writes of other documents finish after it:
+    A stays unfinished (in `check`, stats and query notes) until it is ingested again."""
+    from test_documents import ROWS, write
+
+    from hopgraph.ingest import writer
+
+    monkeypatch.setattr(writer, "CHUNK_PASSAGES", 2)
+    a = write(tmp_path / "a.jsonl", ROWS)
+    b = write(tmp_path / "b.jsonl", [{"passage": "Euler was born in Basel.",
+                                      "triplets": [["Leonhard Euler", "born in", "Basel"]]}])
+    rag = open_graph("later")
+    original, calls = Ingestor._store_relations, []
+
+    def stop(*args: object, **kwargs: object) -> object:
+        calls.append(1)
+        if len(calls) == 2:
+            raise Stop("mid-write")
+        return original(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Ingestor, "_store_relations", stop)
+        with pytest.raises(Stop):
+            rag.add_files([a])
+    rag.add_files([b])
+    assert list(rag.unfinished()) == [source_doc_id(a)]
+    assert "write #1 failed" in rag.unfinished()[source_doc_id(a)]
+    assert [p.id for p in check(rag.store).problems
+            if p.kind == "unfinished document"] == [source_doc_id(a)]
+    assert any("is incomplete" in n for n in rag.retrieve("Who taught Euler?").notes)
+    rag.add_files([a])
+    assert rag.unfinished() == {} and check(rag.store).problems == []
+    assert not any("is incomplete" in n for n in rag.retrieve("Who taught Euler?").notes)
+
+
+def test_check_repair_rolls_an_unfinished_document_back(
+        open_graph, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """`check --repair` removes a half-written document and what hung on it only; the
+    graph then equals one built from the other documents alone."""
+    from test_documents import ROWS, write
+
+    from hopgraph.ingest import writer
+
+    monkeypatch.setattr(writer, "CHUNK_PASSAGES", 2)
+    a = write(tmp_path / "a.jsonl", ROWS)
+    b = write(tmp_path / "b.jsonl", ROWS[3:])
+    clean = open_graph("rollback_clean")
+    clean.add_files([b])
+    rag = open_graph("rollback")
+    rag.add_files([b])
+    with monkeypatch.context() as patch:
+        patch.setattr(Ingestor, "_store_relations", lambda *a, **k: (_ for _ in ()).throw(
+            Stop("mid-write")))
+        with pytest.raises(Stop):
+            rag.add_files([a])
+    report = check_and_repair(rag.store)
+    assert report.problems == [] and report.repaired > 0
+    assert _rows(rag) == _rows(clean)
+    assert rag.store.unfinished() == {}
+    rag.refresh()
+    assert rag.unfinished() == {} and source_doc_id(a) not in rag.documents()
 
 
 # Replace (re-ingest of an edited file) and delete: a stop after each stage of the write.
@@ -141,7 +191,7 @@ PRUNE_STAGES = {
     "after unlinking": ("prune", "_drop", 1),
     "after orphan entities": ("prune", "_drop", 2),
     "after empty relations": ("prune", "_drop", 3),
-    "before finishing": (MilvusStore, "end_write", 1),
+    "before finishing": (WriteSession, "finish", 1),
 }
 
 

@@ -10,6 +10,7 @@ from conftest import BERNOULLI, need
 
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.store import snapshot
+from hopgraph.store.writes import WriteSession, writing
 
 
 def content(graph: KnowledgeGraph) -> tuple[dict, dict]:
@@ -46,7 +47,8 @@ def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, damage: str) -> None:
     if damage == "missing":
         path.unlink()
     elif damage == "stale":  # a finished write the snapshot never saw (another process's)
-        rag.store.end_write(rag.store.begin_write()[1])
+        with writing(rag.store, "another process") as session:
+            session.touch("passages", [], ["elsewhere"])
     elif damage == "corrupt":
         path.write_bytes(b"PK\x03\x04 not really a zip file")
     else:
@@ -58,19 +60,21 @@ def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, damage: str) -> None:
     assert rag2.state.source == "snapshot" and same_graph(rag2.graph, built)
 
 
-def test_a_crash_after_the_counter_bump_is_never_served_stale(open_graph) -> None:
+def test_a_crash_mid_write_is_never_served_stale(open_graph) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
-    # Simulate a write that died after storing rows and before saving the snapshot.
-    rag.store.begin_write()
+    # A write that died after storing rows: its change-log part names them, no end part.
+    session = WriteSession(rag.store, "a write that dies")
+    session.start()
+    session.touch("entities", ["e-crash"], ["crashed-doc"])
     rag.store.insert(rag.store.entities, [{"id": "e-crash", "name": "Crash Test",
                                           "vector": [0.0] * 383 + [1.0]}])
     rag.store.flush()
     rag.close()
     again = open_graph()
-    assert again.state.source == "Milvus" and "Crash Test" in again.graph.entity_names
-    # While the write is unfinished the graph read may be partial: it is never snapshotted.
-    assert open_graph().state.source == "Milvus"
+    # The snapshot is of the last closed write; the open write's rows are read on top.
+    assert again.state.source == "snapshot" and "Crash Test" in again.graph.entity_names
+    assert list(again.unfinished()) == ["crashed-doc"]
 
 
 def test_snapshot_round_trip_keeps_unicode_and_passage_links(tmp_path: Path) -> None:

@@ -7,6 +7,8 @@ A thin facade: the graph's in-process state lives in `store.state.GraphState`, t
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterable, Sized
 from pathlib import Path
 from typing import Any
@@ -17,14 +19,22 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import extract, sync
 from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
 from hopgraph.ingest.loaders import read_items
-from hopgraph.ingest.writer import Progress
+from hopgraph.ingest.writer import Progress, Waiting
 from hopgraph.llm import LLMClient
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Removal, Retrieval
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
 from hopgraph.store import MilvusStore
+from hopgraph.store.milvus import describe_unfinished
 from hopgraph.store.state import GraphState
 from hopgraph.store.vectors import VectorFile
+
+log = logging.getLogger(__name__)
+FOLLOW_SECONDS = 0.5  # with a server, reads look for other processes' writes this often
+
+
+def _log_wait(holder: str) -> None:
+    log.warning("waiting for the graph's writer lease, held by %s", holder)
 
 
 class GraphRAG:
@@ -53,6 +63,12 @@ class GraphRAG:
             self.close()  # a Milvus Lite file stays locked while a client holds it
             raise
         self._llm = llm
+        # Told whom a write waits for while another process holds the writer lease.
+        self.waiting: Waiting = _log_wait
+        # With a server, `retrieve` and friends first apply other processes' writes when
+        # they last looked longer ago than this (0: every time; Milvus Lite: never needed).
+        self.follow_seconds = FOLLOW_SECONDS
+        self._followed = time.monotonic()
         # Whether the mirror may read vectors back from Milvus when the vector files are not
         # current (seconds to minutes; worth it over many questions, not for one).
         self.mirror_scan = mirror_scan
@@ -116,7 +132,7 @@ class GraphRAG:
         records = read_items(items, report, None if doc_id is None else str(doc_id))
         total = len(items) if isinstance(items, Sized) else 0
         return sync.store_records(self.state, self.embedder, records, [report], progress,
-                                  total, append)
+                                  total, append, self.waiting)
 
     def add_files(self, paths: Iterable[str | Path], progress: Progress | None = None,
                   append: bool = False, extractor: str = "auto",
@@ -164,14 +180,38 @@ class GraphRAG:
         Documents of a report with skipped rows are not pruned (their old passages stay)."""
         records = [record for report in reports for record in report.records]
         return sync.store_records(self.state, self.embedder, records, reports, progress,
-                                  len(records), append)
+                                  len(records), append, self.waiting)
 
     def delete(self, doc_ids: str | Iterable[str]) -> Removal:
         """Delete documents with everything only they hold: their passages, relations left
         without a passage, entities left without a relation (shared ones stay). Ids not
         stored are listed in `missing`; deleting them again is a no-op."""
         ids = [doc_ids] if isinstance(doc_ids, str) else list(dict.fromkeys(doc_ids))
-        return sync.delete_documents(self.state, ids)
+        return sync.delete_documents(self.state, ids, self.waiting)
+
+    def refresh(self) -> bool:
+        """Apply what other processes wrote since this one last looked (a few strong reads
+        when nothing changed; the cost of the change otherwise); returns whether the graph
+        changed. Reads do this by themselves with a server (`follow_seconds`)."""
+        self._followed = time.monotonic()
+        return self.state.refresh()
+
+    def _follow(self) -> None:
+        if (not self.store.is_local
+                and time.monotonic() - self._followed >= self.follow_seconds):
+            self.refresh()
+
+    def unfinished(self) -> dict[str, str]:
+        """Documents a write left partial (it stopped, or is under way), with why, as of
+        the last look at the change log (`refresh`)."""
+        return self.state.unfinished
+
+    def _noted(self, result: Retrieval) -> Retrieval:
+        """`result`, with a note when the graph holds unfinished documents."""
+        line = describe_unfinished(self.store.graph, self.state.unfinished)
+        if line and line not in result.notes:
+            result.notes.append(line)
+        return result
 
     def fork(self) -> None:
         """Give the next write its own copy of the graph: retrievers already handed out keep
@@ -191,12 +231,15 @@ class GraphRAG:
         `query` is a `Query` or the question; `options` are `Query`'s (method, top_k,
         degree, entities), by name or in that older positional order: top_k, degree,
         entities, method (`query.as_query`)."""
-        return self.retriever.retrieve(as_query(query, args, options))
+        self._follow()
+        return self._noted(self.retriever.retrieve(as_query(query, args, options)))
 
     def compare(self, query: str | Query | None = None, *args: Any, **options: Any
                 ) -> tuple[Retrieval, Retrieval]:
         """`retrieve` and `naive` side by side, the question embedded once."""
-        return self.retriever.compare(as_query(query, args, options))
+        self._follow()
+        graph, naive = self.retriever.compare(as_query(query, args, options))
+        return self._noted(graph), self._noted(naive)
 
     def naive(self, question: str, top_k: int = DEFAULT_TOP_K) -> Retrieval:
         """Plain dense passage retrieval, for comparison."""
@@ -204,6 +247,7 @@ class GraphRAG:
 
     def documents(self) -> dict[str, int]:
         """Every stored document and its passage count, by document id."""
+        self._follow()
         return self.state.graph.documents()
 
     def stats(self) -> dict[str, Any]:

@@ -53,6 +53,23 @@ def openai_api_key() -> str | None:
     return os.environ.get("OPENAI_API_KEY") or None
 
 
+DEFAULT_LEASE_SECONDS = 30.0  # a writer's claim lives this long unless renewed
+DEFAULT_LEASE_WAIT = 600.0  # how long a writer waits for another one's lease, at most
+
+
+def lease_timing() -> tuple[float, float]:
+    """(seconds a writer lease lives unless renewed, seconds a writer waits for the lease):
+    $HOPGRAPH_LEASE_SECONDS and $HOPGRAPH_LEASE_WAIT, else the defaults."""
+    seconds = as_number(os.environ.get("HOPGRAPH_LEASE_SECONDS", DEFAULT_LEASE_SECONDS),
+                        float, "HOPGRAPH_LEASE_SECONDS", "seconds")
+    wait = as_number(os.environ.get("HOPGRAPH_LEASE_WAIT", DEFAULT_LEASE_WAIT), float,
+                     "HOPGRAPH_LEASE_WAIT", "seconds")
+    if seconds < 1 or wait < 0:
+        raise UsageError("HOPGRAPH_LEASE_SECONDS must be at least 1 and HOPGRAPH_LEASE_WAIT "
+                         "not negative")
+    return seconds, wait
+
+
 def cache_dir() -> Path:
     """hopgraph's cache (exported models, snapshots of server graphs): $HOPGRAPH_CACHE_DIR,
     else $XDG_CACHE_HOME/hopgraph, else ~/.cache/hopgraph."""

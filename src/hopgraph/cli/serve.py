@@ -45,7 +45,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
                   f"http://{args.host}:{args.port}/ (API docs at /docs"
                   f"{', API key required' if key else ''}; LLM: "
                   f"{llm.settings.model if llm else 'none'}); Ctrl-C stops", file=sys.stderr)
-            run(service, args.host, args.port, settings)
+            try:
+                run(service, args.host, args.port, settings)
+            finally:
+                service.close()
     finally:
         if llm is not None:
             llm.close()

@@ -14,8 +14,8 @@ rerun of the same command, from whatever point it stopped, finds the rest still 
 4. the pruned passages are deleted, last: while any is left, the rerun finds the document,
    and every relation and entity that hung on the passages already deleted went before them.
 
-Between a stop and the rerun the graph is flagged incomplete (the write counter's flag), so
-reads say so and `check --repair` waits for the rerun.
+Between a stop and the rerun the documents are unfinished (`store.writes`), so reads say
+so; the rerun completes them, or `check --repair` removes them.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from hopgraph.ingest.batch import Seen
 from hopgraph.records import Removal
 from hopgraph.store import MilvusStore
 
+Touch = Callable[[str, list[str], list[str]], None]  # (kind, ids, documents)
 _RELATION_FIELDS = ["id", "subject_id", "object_id", "text", "vector", "passage_ids"]
 
 
@@ -83,19 +84,26 @@ def plan(graph: KnowledgeGraph, documents: list[str], seen: Seen | None = None) 
     return result
 
 
-def apply(store: MilvusStore, graph: KnowledgeGraph, todo: Plan, begin: Callable[[], None]
+def apply(store: MilvusStore, graph: KnowledgeGraph, todo: Plan, touch: Touch
           ) -> tuple[KnowledgeGraph, dict[str, np.ndarray], Removal]:
     """Carry `todo` out in Milvus, in the crash-safe order above, then in the graph; returns
-    the new graph, the masks of rows kept per kind (graph order) and the counts."""
+    the new graph, the masks of rows kept per kind (graph order) and the counts. Each step
+    is announced first (`touch(kind, ids, documents)`, the change log)."""
     started = time.perf_counter()
     removal = Removal(documents=list(todo.documents))
     if todo.empty:
         return graph, {}, removal
-    begin()
+    docs = todo.documents
+    shrunk = [graph.relation_ids[r] for r in todo.shrink]
+    if shrunk:
+        touch("relations", shrunk, docs)
     removal.relations_unlinked = _shrink(store, graph, todo)
-    _drop(store, store.entities, [graph.entity_ids[e] for e in todo.entities.tolist()])
-    _drop(store, store.relations, [graph.relation_ids[r] for r in todo.relations.tolist()])
-    _drop(store, store.passages, [graph.passage_ids[p] for p in todo.passages.tolist()])
+    for kind, ids in (("entities", [graph.entity_ids[e] for e in todo.entities.tolist()]),
+                      ("relations", [graph.relation_ids[r] for r in todo.relations.tolist()]),
+                      ("passages", [graph.passage_ids[p] for p in todo.passages.tolist()])):
+        if ids:
+            touch(kind, ids, docs)
+        _drop(store, getattr(store, kind), ids)
     for r, kept in todo.shrink.items():
         graph.set_passages(r, [graph.passage_ids[p] for p in kept])
     pruned, masks = graph.without(todo.relations, todo.entities, todo.passages)

@@ -1,7 +1,9 @@
 """The two writes: store records (replacing the documents they name), and delete documents.
 
-Both run on a `GraphState` (store/state.py), which knows when its caches are stale, in the
-order that keeps a stopped write completable by a rerun (`prune`'s module docstring).
+Both run on a `GraphState` (store/state.py) under the graph's writer lease, announcing
+every change in the change log before making it (`store.writes`), in the order that keeps
+a stopped write completable by a rerun (`prune`'s module docstring). A write that fails
+leaves its documents unfinished until a later write completes or removes them.
 """
 
 from __future__ import annotations
@@ -11,56 +13,77 @@ from collections.abc import Iterable
 
 from hopgraph.embed import Embedder
 from hopgraph.ingest import prune
-from hopgraph.ingest.writer import Ingestor, Progress, Seen
+from hopgraph.ingest.writer import Ingestor, Progress, Seen, Waiting
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, Removal
-from hopgraph.store.state import GraphState, Write
+from hopgraph.store.state import GraphState
+from hopgraph.store.writes import Write
 
 
 def store_records(state: GraphState, embedder: Embedder, records: Iterable[PassageRecord],
                   reports: list[LoadReport], progress: Progress | None = None,
-                  total: int = 0, append: bool = False) -> IngestSummary:
+                  total: int = 0, append: bool = False,
+                  waiting: Waiting | None = None) -> IngestSummary:
     """Store what is new in `records`; unless `append`, then prune what the stored documents
     they name no longer hold (not for documents of a report with skipped rows). The
-    reports' problems join the summary."""
+    reports' problems join the summary. `waiting` is told whom we wait for, if another
+    process holds the writer lease."""
     started = time.perf_counter()
-    write = state.begin()
-    ingestor = Ingestor(state.store, state.graph, embedder,
-                        vector_sink=state.vector_sink(write), begin=write.begin)
+    write = state.begin("ingest", waiting)
     try:
+        ingestor = Ingestor(state.store, state.graph, embedder,
+                            vector_sink=state.vector_sink(write), touch=write.touch)
         summary = ingestor.ingest(records, progress, total=total)
+        held: list[Problem] = []
         if not append:
             held = held_documents(reports, ingestor.seen.docs)
             summary.problems.extend(held)
             documents = sorted(ingestor.seen.docs - {p.where for p in held})
             summary.count_removal(_prune(state, documents, ingestor.seen, write))
-    finally:
-        state.forget_retriever()  # the graph may have changed, even if the write failed
+        completed = ingestor.written_docs - {p.where for p in held}
+        _close_unfinished(state, write, completed)
+    except BaseException as exc:
+        state.stop(write, str(exc) or type(exc).__name__)
+        raise
     summary.include(reports)
-    state.finish(write)
+    state.finish(write, completed)
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def delete_documents(state: GraphState, doc_ids: list[str]) -> Removal:
-    """Delete documents with everything only they hold; ids not stored are `missing`."""
+def delete_documents(state: GraphState, doc_ids: list[str],
+                     waiting: Waiting | None = None) -> Removal:
+    """Delete documents with everything only they hold; ids not stored are `missing`.
+    Deleting an unfinished document (a write that stopped) completes its removal."""
     started = time.perf_counter()
-    stored = state.graph.documents()
-    write = state.begin()
+    write = state.begin("delete", waiting)
     try:
+        stored = state.graph.documents()
         removal = _prune(state, [d for d in doc_ids if d in stored], None, write)
-    finally:
-        state.forget_retriever()
+        _close_unfinished(state, write, set(doc_ids))
+    except BaseException as exc:
+        state.stop(write, str(exc) or type(exc).__name__)
+        raise
     removal.missing = [d for d in doc_ids if d not in stored]
-    state.finish(write)
+    state.finish(write, doc_ids)
     removal.seconds = time.perf_counter() - started
     return removal
+
+
+def _close_unfinished(state: GraphState, write: Write, docs: set[str]) -> None:
+    """Documents left unfinished by a stopped write that this one completes are cleared
+    when it ends, even if it found nothing left to change (its end must then be logged);
+    so is an earlier version's unfinished-write flag, as that version's next write did."""
+    meta = write.session.meta
+    done = docs & set(meta.get("unfinished", {}))
+    if (done or meta.get("writing")) and write.session.seq is None:
+        write.touch("passages", [], done)
 
 
 def _prune(state: GraphState, documents: list[str], seen: Seen | None, write: Write
            ) -> Removal:
     """Remove what `documents` no longer hold, in Milvus, the graph and the vector files."""
     todo = prune.plan(state.graph, documents, seen)
-    graph, masks, removal = prune.apply(state.store, state.graph, todo, write.begin)
+    graph, masks, removal = prune.apply(state.store, state.graph, todo, write.touch)
     state.replace_graph(graph, masks, write)
     return removal
 

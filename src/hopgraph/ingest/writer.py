@@ -17,6 +17,8 @@ from hopgraph.store import MilvusStore
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 VectorSink = Callable[[str, np.ndarray], None]  # (kind: store.vectors.KINDS, vectors)
+Touch = Callable[[str, list[str], list[str]], None]  # (kind, ids, documents): before a change
+Waiting = Callable[[str], None]  # told whom a write waits for (the writer lease)
 _EMBED_CHUNK = 512
 CHUNK_PASSAGES = 500  # records per ingestion chunk: memory follows this, not the input
 
@@ -37,18 +39,19 @@ class Ingestor:
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
                  chunk_passages: int | None = None,
                  vector_sink: VectorSink | None = None,
-                 begin: Callable[[], None] | None = None) -> None:
+                 touch: Touch | None = None) -> None:
         self.store = store
         self.graph = graph
         self.embedder = embedder
         self.chunk_passages = chunk_passages or CHUNK_PASSAGES
         # Told the vectors of the passages, entities and relations added, in graph order.
         self.vector_sink = vector_sink
-        # Called before every write (the caller starts the graph's write once, on the first
-        # call): an ingest that finds everything stored writes nothing, not even the counter.
-        self.begin = begin or (lambda: None)
+        # Told before every change which rows of which documents it touches (the change
+        # log, `store.writes`): an ingest that finds everything stored writes nothing.
+        self.touch = touch or (lambda kind, ids, docs: None)
         self.stored_docs = frozenset(graph.documents())
         self.seen = Seen()
+        self.written_docs: set[str] = set()  # every document the records name
 
     def ingest(self, records: Iterable[PassageRecord], progress: Progress | None = None,
                total: int | None = None) -> IngestSummary:
@@ -66,6 +69,7 @@ class Ingestor:
             progress("ingest", 0, total)  # starts the clock of a one-line report
         for chunk in chunks(records, self.chunk_passages):
             batch = collect(chunk, summary)
+            self.written_docs.update(batch.docs.values())
             self.seen.note(batch, self.stored_docs)
             self._store_passages(batch, summary, run)
             self._store_entities(batch, summary, run)
@@ -93,7 +97,7 @@ class Ingestor:
         vectors = self._embed([batch.passages[pid].text for pid in new])
         summary.texts_embedded += len(new)
         if new:
-            self.begin()
+            self.touch("passages", new, sorted({batch.docs[pid] for pid in new}))
         self.store.insert(self.store.passages, (
             {"id": pid, "text": batch.passages[pid].text, "vector": vec,
              "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
@@ -115,7 +119,7 @@ class Ingestor:
         if not changed:
             return
         vectors = self.store.vectors(self.store.passages, changed)
-        self.begin()
+        self.touch("passages", changed, sorted({batch.docs[pid] for pid in changed}))
         summary.passages_updated += self.store.upsert(self.store.passages, (
             {"id": pid, "text": batch.passages[pid].text, "vector": vectors[pid],
              "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
@@ -134,7 +138,7 @@ class Ingestor:
         vectors = self._embed([batch.entity_names[eid] for eid in new])
         summary.texts_embedded += len(new)
         if new:
-            self.begin()
+            self.touch("entities", new, sorted(set(batch.docs.values())))
         self.store.insert(self.store.entities, (
             {"id": eid, "name": batch.entity_names[eid], "vector": vec}
             for eid, vec in zip(new, vectors, strict=True)
@@ -159,7 +163,7 @@ class Ingestor:
         for rid in new:
             batch.relation_passages[rid] = capped(rid, batch.relation_passages[rid])
         if new:
-            self.begin()
+            self.touch("relations", new, sorted(set(batch.docs.values())))
         self.store.insert(self.store.relations, (
             {"id": rid, "subject_id": batch.relations[rid][0],
              "object_id": batch.relations[rid][1], "text": batch.relations[rid][2],
@@ -203,5 +207,7 @@ class Ingestor:
             self.graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
                                     merged)
         if updates:
-            self.begin()
+            self.touch("relations", [row["id"] for row in updates],
+                       sorted({batch.docs[p] for row in updates
+                               for p in batch.relation_passages[row["id"]]}))
         return self.store.upsert(self.store.relations, updates)

@@ -66,7 +66,10 @@ class MemorySearcher:
     """Exact search over vectors mirrored from Milvus, plus a local BM25 index."""
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
-                 vectors: dict[str, np.ndarray | None] | None = None) -> None:
+                 vectors: dict[str, np.ndarray | None] | None = None,
+                 known_texts: dict[str, str] | None = None) -> None:
+        """`known_texts`: passage texts still current from an earlier mirror (after a
+        change only the new passages' texts are read from Milvus)."""
         self.store = store
         self.graph = graph
         started = time.perf_counter()
@@ -78,7 +81,8 @@ class MemorySearcher:
                                     vectors.get("entities"), "entities")
         texts: dict[str, str] = {}
         self._passages = self._load(store.passages, graph.passage_ids, graph.passage_index,
-                                    vectors.get("passages"), "passages", texts)
+                                    vectors.get("passages"), "passages", texts,
+                                    known_texts or {})
         ids = self._passages.ids
         self._bm25 = passage_bm25([(pid, texts[pid]) for pid in ids if pid in texts])
         self._texts = texts
@@ -87,13 +91,21 @@ class MemorySearcher:
                  time.perf_counter() - started)
 
     def _load(self, collection: str, ids: list[str], index: dict[str, int],
-              on_disk: np.ndarray | None, kind: str, texts: dict[str, str] | None = None
-              ) -> _Matrix:
+              on_disk: np.ndarray | None, kind: str, texts: dict[str, str] | None = None,
+              known: dict[str, str] | None = None) -> _Matrix:
         """Vectors in the graph's own row order (position = entity/relation/passage index):
         the vector file itself when it is current (a read-only memory map: nothing is copied
         or parsed, and processes on one graph share the pages), else scanned from Milvus.
-        With `texts`, the rows' texts are read into it in the same scan."""
+        With `texts`, the rows' texts are read into it in the same scan, or, when most are
+        `known`, only the others, by id."""
         current = on_disk is not None and len(on_disk) == len(ids)
+        if current and texts is not None and known:
+            missing = [i for i in ids if i not in known]
+            if len(missing) <= len(ids) // 2:
+                texts.update((i, known[i]) for i in ids if i in known)
+                texts.update((row["id"], row["text"])
+                             for row in self.store.get(collection, missing, ["id", "text"]))
+                return _Matrix(list(ids), np.asarray(on_disk, dtype=np.float32))
         if current:
             matrix = np.asarray(on_disk, dtype=np.float32)
         else:
@@ -141,6 +153,11 @@ class MemorySearcher:
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
         """Top-`limit` passages per query by local BM25."""
         return [self._bm25.search(q, limit) for q in queries]
+
+    @property
+    def passage_texts(self) -> dict[str, str]:
+        """Every passage's text, by id (what a later mirror may start from)."""
+        return self._texts
 
     def texts(self, passage_ids: list[str]) -> dict[str, str]:
         """Passage texts by id, from the mirror."""

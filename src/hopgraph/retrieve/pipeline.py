@@ -40,7 +40,10 @@ class Retriever:
         (`search.make_searcher`); vectors a new mirror had to read from Milvus are handed to
         the state, to be kept on disk for the next process."""
         searcher = make_searcher(state.store, state.graph, memory_limit,
-                                 state.current_vectors(), scan=scan)
+                                 state.current_vectors(), scan=scan,
+                                 known_texts=state.passage_texts)
+        if isinstance(searcher, MemorySearcher):
+            state.passage_texts = dict(searcher.passage_texts)  # a write edits the copy
         if isinstance(searcher, MemorySearcher) and searcher.scanned:
             state.keep_vectors({kind: matrix for kind, matrix in searcher.matrices().items()
                                 if kind in searcher.scanned})

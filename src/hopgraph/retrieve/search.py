@@ -119,7 +119,7 @@ def _cosines(qvec: np.ndarray, matrix: np.ndarray, relations: list[int]) -> dict
 
 def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int | None,
                   vectors: dict[str, np.ndarray | None] | None = None,
-                  scan: bool = True) -> Searcher:
+                  scan: bool = True, known_texts: dict[str, str] | None = None) -> Searcher:
     """The in-process mirror when every collection is within `memory_limit` rows, else Milvus.
 
     `memory_limit` None: any size on Milvus Lite (its own search walks every row in Python,
@@ -127,12 +127,13 @@ def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int |
     DEFAULT_MEMORY_LIMIT rows with a server (whose index beats a scan on large graphs).
     `vectors` are the current on-disk vectors (graph order), if any; with `scan=False` the
     mirror is used only when all of them are, never reading vectors back from Milvus.
+    `known_texts`: passage texts an earlier mirror read that are still current.
     """
     if memory_limit is None:
         memory_limit = sys.maxsize if store.is_local else DEFAULT_MEMORY_LIMIT
     largest = max(len(graph.relation_ids), len(graph.entity_ids), len(graph.passage_ids))
     on_disk = vectors is not None and all(vectors.get(kind) is not None for kind in KINDS)
     if memory_limit > 0 and largest <= memory_limit and (scan or on_disk):
-        return MemorySearcher(store, graph, vectors)
+        return MemorySearcher(store, graph, vectors, known_texts)
     store.ensure_all_loaded()
     return MilvusSearcher(store, graph, vectors)

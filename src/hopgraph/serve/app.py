@@ -142,9 +142,10 @@ def _routes(api: APIRouter, service: GraphService) -> None:
     @api.delete("/documents/{doc_id:path}", tags=["documents"])
     def delete_document(doc_id: str) -> dict[str, Any]:
         """Delete a document with what only it holds (relations, entities)."""
-        if doc_id not in service.documents():
+        removal = service.write(lambda rag: rag.delete([doc_id]))  # looked up under the lease
+        if doc_id in removal.missing:
             raise HTTPException(404, f"no document {doc_id!r}")
-        return service.write(lambda rag: rag.delete([doc_id])).as_dict()
+        return removal.as_dict()
 
 
 def _answer_events(service: GraphService, question: str, evidence: list[dict[str, Any]]

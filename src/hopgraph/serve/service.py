@@ -6,11 +6,17 @@ graph (`GraphRAG.fork`); when a write is done, its new retriever is built and th
 the old one in a single assignment, so a query sees the graph before a write or after it,
 never half of it. Answers to repeated requests come from a cache that lives and dies with
 the retriever, so a write invalidates it.
+
+With a Milvus server, other processes write too: a follower thread looks at the graph's
+change log every `follow_seconds` and, when something changed (or a write began or ended
+elsewhere), swaps in a new version the same way, so their writes reach this server's
+answers (and empty its cache) within about that long.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -25,8 +31,10 @@ from hopgraph.records import Retrieval, comparison_json
 from hopgraph.retrieve import Retriever, registry
 from hopgraph.retrieve.query import Query
 from hopgraph.serve import subgraph
+from hopgraph.store.milvus import describe_unfinished
 
 _T = TypeVar("_T")
+log = logging.getLogger(__name__)
 
 
 class GraphService:
@@ -34,12 +42,47 @@ class GraphService:
     writes one at a time."""
 
     def __init__(self, rag: GraphRAG, llm: LLMClient | None = None,
-                 cache_size: int = DEFAULT_ANSWER_CACHE) -> None:
+                 cache_size: int = DEFAULT_ANSWER_CACHE,
+                 follow_seconds: float | None = None) -> None:
         self.rag = rag
         self.llm = llm
         self._writes = threading.Lock()
         self._cache_size = cache_size
-        self._current = GraphVersion(rag.retriever, cache_size)  # built now: queries start warm
+        self._current = self._version()  # built now: queries start warm
+        self._stop = threading.Event()
+        self._follower: threading.Thread | None = None
+        seconds = rag.follow_seconds if follow_seconds is None else follow_seconds
+        if not rag.store.is_local and seconds > 0:  # a Lite file has no other writer
+            self._follower = threading.Thread(target=self._follow, args=(seconds,),
+                                              name="hopgraph-follow", daemon=True)
+            self._follower.start()
+
+    def _version(self) -> GraphVersion:
+        notes = describe_unfinished(self.rag.store.graph, self.rag.state.unfinished)
+        return GraphVersion(self.rag.retriever, self._cache_size, [notes] if notes else [])
+
+    def _follow(self, seconds: float) -> None:
+        while not self._stop.wait(seconds):
+            try:
+                self.follow()
+            except Exception as exc:  # keep following; say why once per failure
+                log.warning("could not follow the graph's change log: %s", exc)
+
+    def follow(self) -> bool:
+        """Apply other processes' writes now; returns whether a new version was swapped in."""
+        with self._writes:
+            before = self.rag.state.unfinished
+            changed = self.rag.refresh() or self.rag.state.unfinished != before
+            if changed:
+                self._current = self._version()
+            return changed
+
+    def close(self) -> None:
+        """Stop following the change log."""
+        self._stop.set()
+        if self._follower is not None:
+            self._follower.join(timeout=30)
+            self._follower = None
 
     @property
     def current(self) -> GraphVersion:
@@ -63,7 +106,7 @@ class GraphService:
         current = self._current
 
         def compute() -> dict[str, Any]:
-            return _answer(current.retriever, query)
+            return _answer(current.retriever, query, current.notes)
 
         if registry.get(query.method).needs_llm or current.size <= 0:
             return _dumps({**compute(), "cached": False})
@@ -71,7 +114,10 @@ class GraphService:
 
     def retrieve(self, query: Query) -> Retrieval:
         """One retrieval (for answers), on the current version."""
-        return self._current.retriever.retrieve(query)
+        current = self._current
+        result = current.retriever.retrieve(query)
+        result.notes.extend(current.notes)
+        return result
 
     def entity(self, name: str) -> dict[str, Any] | None:
         """An entity by its name (normalized: case and spacing do not matter), with its
@@ -91,12 +137,15 @@ class GraphService:
             try:
                 return change(self.rag)
             finally:  # built before it replaces the old one (and its cache) at once
-                self._current = GraphVersion(self.rag.retriever, self._cache_size)
+                self._current = self._version()
 
 
-def _answer(retriever: Retriever, query: Query) -> dict[str, Any]:
-    """The retrieval view (`records.comparison_json`) plus the subgraph behind it."""
+def _answer(retriever: Retriever, query: Query, notes: list[str]) -> dict[str, Any]:
+    """The retrieval view (`records.comparison_json`) plus the subgraph behind it; `notes`
+    (the graph's unfinished documents) join both retrievals' notes."""
     result, naive = retriever.compare(query)
+    result.notes.extend(notes)
+    naive.notes.extend(notes)
     return {**comparison_json(result, naive),
             "subgraph": subgraph.for_retrieval(retriever.graph, retriever.linker, result)}
 
@@ -114,9 +163,11 @@ class GraphVersion:
     first). A write replaces both together, so a cached answer is never older than the
     graph."""
 
-    def __init__(self, retriever: Retriever, size: int) -> None:
+    def __init__(self, retriever: Retriever, size: int, notes: list[str] | None = None
+                 ) -> None:
         self.retriever = retriever
         self.size = size
+        self.notes = notes or []  # said with every answer of this version
         self._answers: OrderedDict[Query, bytes] = OrderedDict()
         self._flights: dict[Query, _Flight] = {}
         self._lock = threading.Lock()

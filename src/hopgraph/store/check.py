@@ -2,27 +2,30 @@
 
 Invariants of a complete graph:
 - the meta row is there, and every collection's vector width is the graph's dimension;
-- no write is left unfinished (the meta row's `writing` flag);
+- no document is unfinished (a write that stopped, or one under way: `store.writes`);
 - every relation points to passages that exist, and to at least one;
 - every relation's subject and object entities exist;
 - every entity belongs to some relation.
 
-`repair` fixes what needs no model and loses nothing a re-ingest would keep: passage ids that
-point nowhere are dropped from their relations, relations left with no passage are deleted,
-and entities with no relation are deleted. A relation whose entity is missing is reported,
-not guessed at: ingesting its passages again restores the entity. Repairs count as a write
-(the snapshot beside the graph is then rebuilt on the next open).
+`repair` runs as a write (under the writer lease, announced in the change log, so other
+processes follow it) and fixes what needs no model: an unfinished document is rolled back
+(its passages deleted: ingest it again to have it back), passage ids that point nowhere are
+dropped from their relations, relations left with no passage are deleted, and entities with
+no relation are deleted. A relation whose entity is missing is reported, not guessed at:
+ingesting its passages again restores the entity.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hopgraph.store.milvus import MilvusStore
+from hopgraph.store.writes import WriteSession, writing
 
 KINDS = ("dangling passage", "relation without passage", "missing entity", "orphan entity",
-         "vector width", "unfinished write")
+         "vector width", "unfinished document", "unfinished write")
 
 
 @dataclass
@@ -64,8 +67,12 @@ def check(store: MilvusStore) -> CheckReport:
     report = CheckReport(store.graph, store.uri, {
         "entities": len(entities), "relations": len(relations), "passages": len(passages)})
     problems = report.problems
-    if store.incomplete:
-        problems.append(Finding("unfinished write", "meta", store.incomplete, False))
+    for doc, why in sorted(store.unfinished().items()):
+        if doc == "*":  # no names: an earlier version's flag, or too many to list
+            problems.append(Finding("unfinished write", "meta", why, True))
+        else:
+            problems.append(Finding("unfinished document", doc, f"{why}; `check --repair` "
+                                    "removes it, ingesting it again completes it", True))
     for name in (store.entities, store.relations, store.passages):
         width = store.vector_width(name)
         if width != int(meta["dim"]):
@@ -90,41 +97,53 @@ def check(store: MilvusStore) -> CheckReport:
     return report
 
 
-def repair(store: MilvusStore, report: CheckReport) -> int:
-    """Apply the repairable fixes of `report`; returns how many rows changed (none while a
-    write is unfinished)."""
+def repair(store: MilvusStore, report: CheckReport, session: WriteSession) -> int:
+    """Apply the repairable fixes of `report` within write `session`; returns how many
+    rows changed."""
+    docs = sorted(p.id for p in report.problems if p.kind == "unfinished document")
     dangling = {p.id for p in report.problems if p.kind == "dangling passage"}
     emptied = {p.id for p in report.problems if p.kind == "relation without passage"}
     orphans = [p.id for p in report.problems if p.kind == "orphan entity"]
-    if not (dangling or emptied or orphans) or store.incomplete:
-        return 0
-    _, after = store.begin_write()
+    changed = 0
+    if docs or any(p.kind == "unfinished write" for p in report.problems):
+        session.touch("passages", [], docs)  # the write's end then clears the marks
+        session.completed.update([*docs, "*"])
+    if docs:  # roll back: their passages go; the rounds after this clear what hung on them
+        listed = ", ".join(json.dumps(d, ensure_ascii=False) for d in docs)
+        gone = [row["id"] for row in store.where(store.passages, f"doc_id in [{listed}]",
+                                                 ["id"], limit=16384)]
+        session.touch("passages", gone, docs)
+        store.delete(store.passages, gone)
+        changed += len(gone)
     passages = {row["id"] for row in store.scan(store.passages, ["id"])}
     keep = sorted(dangling - emptied)
     rows = store.get(store.relations, keep, ["id", "subject_id", "object_id", "text",
                                                "vector", "passage_ids"])
     for row in rows:
         row["passage_ids"] = [p for p in row["passage_ids"] if p in passages]
-    changed = store.upsert(store.relations, rows)
+    for kind, ids in (("relations", [r["id"] for r in rows] + sorted(emptied)),
+                      ("entities", orphans)):
+        if ids:
+            session.touch(kind, ids, [])
+    changed += store.upsert(store.relations, rows)
     store.delete(store.relations, sorted(emptied))
     store.delete(store.entities, orphans)
     store.flush()
-    store.end_write(after)
-    report.repaired = changed + len(emptied) + len(orphans)
-    return report.repaired
+    return changed + len(emptied) + len(orphans)
 
 
-def check_and_repair(store: MilvusStore, rounds: int = 5) -> CheckReport:
-    """Repair until nothing repairable is left (deleting a relation can orphan an entity);
-    the final check's report, with the rows changed over all rounds. Nothing is repaired
-    while a write is unfinished (the rerun of that ingest completes the graph)."""
-    report, total = check(store), 0
-    if store.incomplete:  # its orphans are the unfinished write's: rerunning it completes
-        return report
-    for _ in range(rounds):
-        if not any(p.repairable for p in report.problems):
-            break
-        total += repair(store, report)
+def check_and_repair(store: MilvusStore, rounds: int = 6) -> CheckReport:
+    """Repair until nothing repairable is left (rolling a document back leaves dangling
+    links; deleting a relation can orphan an entity), as one write under the writer lease:
+    the final check's report, with the rows changed over all rounds."""
+    total = 0
+    with writing(store, "check --repair") as session:
         report = check(store)
+        for _ in range(rounds):
+            if not any(p.repairable for p in report.problems):
+                break
+            total += repair(store, report, session)
+            report = check(store)
+    report = check(store)  # after the write's end: its marks are cleared
     report.repaired = total
     return report

@@ -6,6 +6,7 @@ counter). Failures of the backend reach callers as `StoreError`, naming the grap
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -23,8 +24,11 @@ _PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite res
 # Reads see this client's own writes ("Session"), not necessarily another process's last
 # ones. "Strong" made every read on a Milvus 2.3 server wait ~200 ms for the cluster's time
 # tick (measured: a search 200 ms Strong vs 6 ms Session). The meta row (`MilvusStore.meta`),
-# which carries the write counter other processes bump, is still read Strong.
+# which carries the write counter other processes bump, is still read Strong, and so is
+# everything a writer reads while it holds the writer lease (`strong_reads`), and the lease
+# and change-log rows.
 _READS = "Session"
+_STRONG = "Strong"
 
 
 class Collections:
@@ -35,6 +39,23 @@ class Collections:
         self.graph = graph
         self._client = client
         self._loaded: set[str] = set()  # collections loaded for reading
+        self._strong = threading.local()  # per thread: whether reads must see every write
+
+    @property
+    def _reads(self) -> str:
+        return _STRONG if getattr(self._strong, "on", False) else _READS
+
+    @contextmanager
+    def strong_reads(self) -> Iterator[None]:
+        """Within: this thread's reads see every write acknowledged before them, by any
+        process (a writer must plan on the current rows, not on its own session's view).
+        Other threads (a server's queries) keep the faster session reads."""
+        before = getattr(self._strong, "on", False)
+        self._strong.on = True
+        try:
+            yield
+        finally:
+            self._strong.on = before
 
     @contextmanager
     def _failures(self, what: str) -> Iterator[None]:
@@ -62,9 +83,12 @@ class Collections:
         """The subset of `ids` already stored in `collection`."""
         return {row["id"] for row in self.get(collection, ids, ["id"])}
 
-    def get(self, collection: str, ids: Sequence[str], fields: list[str]) -> list[dict[str, Any]]:
-        """Rows by id (in no particular order), with the given fields."""
+    def get(self, collection: str, ids: Sequence[str], fields: list[str],
+            strong: bool = False) -> list[dict[str, Any]]:
+        """Rows by id (in no particular order), with the given fields; `strong`: seeing
+        every acknowledged write, whatever this thread's setting (`strong_reads`)."""
         rows: list[dict[str, Any]] = []
+        level = _STRONG if strong else self._reads
         if ids:
             self.ensure_loaded(collection)
         with self._failures(f"reading rows of {collection}"):
@@ -72,7 +96,7 @@ class Collections:
                 rows.extend(
                     dict(row) for row in
                     self._client.get(collection, ids=list(ids[start : start + _BATCH]),
-                                     output_fields=fields, consistency_level=_READS)
+                                     output_fields=fields, consistency_level=level)
                 )
         return rows
 
@@ -82,7 +106,7 @@ class Collections:
         with self._failures(f"scanning {collection}"):
             iterator = self._client.query_iterator(
                 collection, batch_size=_PAGE, filter="", output_fields=fields,
-                consistency_level=_READS,
+                consistency_level=self._reads,
             )
             try:
                 while True:
@@ -93,12 +117,22 @@ class Collections:
             finally:
                 iterator.close()
 
+    def where(self, collection: str, condition: str, fields: list[str],
+              limit: int = _PAGE) -> list[dict[str, Any]]:
+        """Rows matching a filter expression, read strong (the small lease and log
+        collections, whose rows other processes write)."""
+        self.ensure_loaded(collection)
+        with self._failures(f"reading {collection}"):
+            return [dict(row) for row in self._client.query(
+                collection, filter=condition, output_fields=fields, limit=limit,
+                consistency_level=_STRONG)]
+
     def count(self, collection: str) -> int:
         """Exact row count of a collection."""
         self.ensure_loaded(collection)
         with self._failures(f"counting {collection}"):
             rows = self._client.query(collection, filter="", output_fields=["count(*)"],
-                                      consistency_level=_READS)
+                                      consistency_level=self._reads)
         return int(rows[0]["count(*)"]) if rows else 0
 
     def vector_width(self, collection: str) -> int:
@@ -135,7 +169,7 @@ class Collections:
                 collection, data=[v.tolist() for v in vectors], anns_field="vector",
                 limit=limit, output_fields=list(fields),
                 search_params={"metric_type": "COSINE", "params": {"ef": schema.search_ef(limit)}},
-                consistency_level=_READS,
+                consistency_level=self._reads,
             )
         return [
             [Hit(str(h["id"]), float(h["distance"]), dict(h.get("entity") or {})) for h in hits]
@@ -158,6 +192,12 @@ class Collections:
         with self._failures(f"deleting from {collection}"):
             for start in range(0, len(ids), _BATCH):
                 self._client.delete(collection, ids=list(ids[start : start + _BATCH]))
+
+    def delete_where(self, collection: str, condition: str) -> None:
+        """Delete the rows matching a filter expression."""
+        self.ensure_loaded(collection)
+        with self._failures(f"deleting from {collection}"):
+            self._client.delete(collection, filter=condition)
 
     def _write(self, collection: str, rows: Iterable[dict[str, Any]], op: Any) -> int:
         batch: list[dict[str, Any]] = []

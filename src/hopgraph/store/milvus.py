@@ -1,4 +1,5 @@
-"""Milvus storage for one graph: entity, relation, passage and meta collections.
+"""Milvus storage for one graph: entity, relation, passage and meta collections, and the
+writer-lease and change-log collections that let several processes share it.
 
 With `schema`, the only modules that import pymilvus; rows are read and written by the
 `Collections` it extends (`store.collections`). Works with Milvus Lite (a local ``.db``
@@ -21,6 +22,7 @@ from pymilvus.exceptions import MilvusException
 from hopgraph.config import cache_dir
 from hopgraph.errors import StoreError
 from hopgraph.store import schema
+from hopgraph.store.changes import WHOLE, ChangeLog
 from hopgraph.store.collections import Collections
 from hopgraph.store.lite import connect, held_elsewhere, is_local_uri
 
@@ -62,6 +64,8 @@ class MilvusStore(Collections):
         self.relations = f"{graph}_relations"
         self.passages = f"{graph}_passages"
         self.meta_collection = f"{graph}_meta"
+        self.writers = f"{graph}_writers"
+        self.changes = f"{graph}_changes"
         self._meta: dict[str, Any] | None = None
         self.created = False  # whether `open` created the graph (it did not exist)
 
@@ -116,6 +120,7 @@ class MilvusStore(Collections):
                     f"{meta['embedder']} (dim {meta['dim']}), not {embedder_name} (dim {dim})",
                     fix="use the same --embedder, or another --graph",
                 )
+            self.migrate()
         elif create:
             with self._failures("creating the graph"):
                 self._create(embedder_name, dim)
@@ -126,6 +131,23 @@ class MilvusStore(Collections):
         # snapshot and vector files are current may never search entities or relations in
         # Milvus, and Milvus Lite takes ~1 s per collection of 100k rows to load.
 
+    def migrate(self) -> bool:
+        """Add what a graph stored by an earlier version lacks: the writer-lease and
+        change-log collections (idempotent; two processes doing it at once is fine).
+        Returns whether anything was added. Its write counter and an unfinished write's
+        flag carry over as they are."""
+        added = False
+        with self._failures("adding the writer-lease and change-log collections"):
+            for name, create in ((self.writers, schema.create_writers),
+                                 (self.changes, schema.create_changes)):
+                if not self._client.has_collection(name):
+                    create(self._client, name)
+                    added = True
+        if added:
+            log.info("graph %s at %s: added the writer-lease and change-log collections",
+                     self.graph, self.uri)
+        return added
+
     def ensure_all_loaded(self) -> None:
         """Load the entity, relation and passage collections (before writing or searching
         all three)."""
@@ -135,7 +157,8 @@ class MilvusStore(Collections):
         """Delete the graph's collections; returns whether anything was there."""
         found = False
         with self._failures("dropping the graph"):
-            for name in (self.entities, self.relations, self.passages, self.meta_collection):
+            for name in (self.entities, self.relations, self.passages, self.meta_collection,
+                         self.writers, self.changes):
                 if self._client.has_collection(name):
                     self._client.drop_collection(name)
                     found = True
@@ -148,6 +171,8 @@ class MilvusStore(Collections):
         schema.create_passages(self._client, self.passages, dim, index)
         schema.create_entities(self._client, self.entities, dim, index)
         schema.create_relations(self._client, self.relations, dim, index)
+        schema.create_writers(self._client, self.writers)
+        schema.create_changes(self._client, self.changes)
         schema.create_meta(self._client, self.meta_collection)
         self._meta = {"embedder": embedder_name, "dim": dim}
         self._client.insert(
@@ -158,43 +183,38 @@ class MilvusStore(Collections):
 
     @property
     def writes(self) -> int:
-        """The graph's write counter as last read (see `begin_write`)."""
+        """The number of the last closed write, as last read (`store.writes`)."""
         return int(self.meta.get("writes", 0))
 
-    def begin_write(self) -> tuple[int, int]:
-        """Bump the write counter before any row is written; returns (before, after).
-
-        Read fresh from Milvus: with a server another process may have written meanwhile.
-        A graph snapshot stamped with an older counter is never trusted again.
-        """
+    def fresh_meta(self) -> dict[str, Any]:
+        """The meta row read again now (another process may have changed it)."""
         self._meta = None
-        before = self.writes
-        self._put_meta({**self.meta, "writes": before + 1, "writing": True})
-        return before, before + 1
+        return self.meta
 
-    def end_write(self, after: int) -> None:
-        """Mark write `after` (from `begin_write`) finished. Read fresh: if another process
-        began a write since, its flag stays."""
-        self._meta = None
-        if self.writes == after:
-            self._put_meta({**self.meta, "writing": False})
-
-    def _put_meta(self, meta: dict[str, Any]) -> None:
+    def put_meta(self, meta: dict[str, Any]) -> None:
+        """Replace the meta row (only under the writer lease: `store.writes`)."""
         with self._failures("updating the meta row"):
             self._client.upsert(self.meta_collection, [
                 {"id": _META_ID, "value": json.dumps(meta), "vector": [1.0, 0.0]}])
         self._meta = meta
 
+    def unfinished(self) -> dict[str, str]:
+        """Documents that may be partial, with why: those of writes that stopped (until a
+        write completes or removes them) and of the write under way, if any. Read now."""
+        meta = self.fresh_meta()
+        found = dict(meta.get("unfinished", {}))
+        if meta.get("writing"):  # an unfinished write of an earlier version: no names
+            found["*"] = "a write of an earlier hopgraph version did not finish; rerun it"
+        pending = ChangeLog(self, self.changes).pending(self.writes, WHOLE)
+        for seq, docs in pending.open.items():
+            for doc in sorted(docs):
+                found.setdefault(doc, f"write #{seq} is under way (or its process died)")
+        return found
+
     @property
     def incomplete(self) -> str | None:
-        """Why the graph may be partial (a write began and has not finished), or None. Read
-        fresh: another process may have begun or finished a write since."""
-        self._meta = None
-        if not self.meta.get("writing"):
-            return None
-        return (f"graph {self.graph!r} is incomplete: write #{self.writes} began and did not "
-                "finish (it stopped, or another process is still writing); rerun the same "
-                "ingest to complete it")
+        """Why the graph may be partial (`unfinished`, said in one line), or None."""
+        return describe_unfinished(self.graph, self.unfinished())
 
     def snapshot_path(self) -> Path:
         """Where this graph's snapshot lives: beside a Milvus Lite file, or in the user cache
@@ -217,6 +237,7 @@ class MilvusStore(Collections):
             "embedder": self.meta["embedder"],
             "dim": self.meta["dim"],
             "state": self.incomplete or "complete",
+            "unfinished": self.unfinished(),
         }
 
     # --- indexes ---------------------------------------------------------------------------
@@ -236,3 +257,15 @@ class MilvusStore(Collections):
         with self._failures("flushing"):
             for name in (self.entities, self.relations, self.passages):
                 self._client.flush(name)
+
+
+def describe_unfinished(graph: str, unfinished: dict[str, str], shown: int = 5) -> str | None:
+    """One line naming the unfinished documents (the first `shown`), or None."""
+    if not unfinished:
+        return None
+    names = sorted(unfinished)
+    listed = "; ".join(f"{doc!r}: {unfinished[doc]}" for doc in names[:shown])
+    more = f" (and {len(names) - shown} more)" if len(names) > shown else ""
+    return (f"graph {graph!r} is incomplete: {len(names)} unfinished document(s): "
+            f"{listed}{more}; ingest them again to complete them, or `hopgraph check "
+            "--repair` to remove them")

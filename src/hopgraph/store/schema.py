@@ -1,7 +1,9 @@
-"""The explicit schemas of a graph's four collections, and the size limits they impose.
+"""The explicit schemas of a graph's collections, and the size limits they impose.
 
 Entities (id, name, vector); relations (id, subject_id, object_id, text, vector, passage_ids);
-passages (id, text, vector, doc_id, metadata); meta (one row: the graph's settings as JSON).
+passages (id, text, vector, doc_id, metadata); meta (one row: the graph's settings as JSON);
+writers (one row per process claiming the writer lease, `store.lease`); changes (the log of
+writes other processes follow, `store.changes`).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ PASSAGE_TEXT_MAX = 65535
 DOC_ID_MAX = 512
 PASSAGES_PER_RELATION_MAX = 4096
 META_VALUE_MAX = PASSAGE_TEXT_MAX
+LOG_VALUE_MAX = PASSAGE_TEXT_MAX  # one change-log row's JSON
+CLAIM_VALUE_MAX = 4096  # one writer claim's JSON
 MAX_TOP_K = 16384  # Milvus's own limit on rows per search
 MIN_EF, MAX_EF = 512, 32768  # HNSW candidate list bounds (see search_ef)
 WAIT_TIMEOUT_S = 120.0  # for an index on a new, empty collection, or a collection to load
@@ -34,10 +38,15 @@ LITE_INDEX, SERVER_INDEX = "FLAT", "AUTOINDEX"
 
 def _new_collection(client: MilvusClient, name: str, schema: Any,
                     index_type: str = SERVER_INDEX) -> None:
-    """Create and index one collection (loading is the store's, all collections at once)."""
+    """Create and index one collection (loading is the store's, all collections at once).
+    Another process creating the same collection at the same moment is not an error."""
     index = client.prepare_index_params()
     index.add_index("vector", index_type=index_type, metric_type="COSINE")
-    client.create_collection(name, schema=schema, consistency_level="Strong")
+    try:
+        client.create_collection(name, schema=schema, consistency_level="Strong")
+    except MilvusException:
+        if not client.has_collection(name):
+            raise
     # pymilvus waits for each new index by sleeping 0.5 s before its first look (2.5 s per
     # graph, measured); an empty collection's index is ready at once, so we look ourselves.
     client.create_index(name, index, sync=False)
@@ -136,6 +145,26 @@ def create_meta(client: MilvusClient, name: str) -> None:
     """The one-row meta collection (Milvus needs a vector field in every collection)."""
     schema = _schema(client)
     schema.add_field("value", DataType.VARCHAR, max_length=META_VALUE_MAX)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=2)
+    _new_collection(client, name, schema)
+
+
+def create_writers(client: MilvusClient, name: str) -> None:
+    """The writer-lease collection: one row per claiming process (id: its holder id),
+    its bakery ticket and the rest of its claim as JSON (`store.lease`)."""
+    schema = _schema(client)
+    schema.add_field("ticket", DataType.INT64)
+    schema.add_field("value", DataType.VARCHAR, max_length=CLAIM_VALUE_MAX)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=2)
+    _new_collection(client, name, schema)
+
+
+def create_changes(client: MilvusClient, name: str) -> None:
+    """The change log: one row per part of a write (id: seq.part), its write number and
+    what it touched as JSON (`store.changes`)."""
+    schema = _schema(client)
+    schema.add_field("seq", DataType.INT64)
+    schema.add_field("value", DataType.VARCHAR, max_length=LOG_VALUE_MAX)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=2)
     _new_collection(client, name, schema)
 

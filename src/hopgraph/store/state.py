@@ -3,57 +3,49 @@
 Milvus holds the graph; this process keeps caches of it, each valid for one known state:
 
 - **the graph** (`graph`, a `KnowledgeGraph`): read from the snapshot when the snapshot's
-  stamp equals the write counter in the graph's meta row, else rebuilt from Milvus (`source`
-  says which). This process's own writes change it in step with Milvus. `loaded_writes` is
-  the counter it matches; -1 once another process wrote between our load and our write
-  (the graph then misses rows: it is never snapshotted again).
-- **the snapshot** (`store.snapshot_path()`): saved after a finished write only when no other
-  process wrote since the graph was loaded, and never while a write is unfinished (a graph
-  read mid-write may be partial).
-- **the vector files** (`vector_files`, graph order): trusted only when the snapshot's
-  recorded row count, the file's rows and the graph's size agree (`vector_rows`); appended
-  by writes that started with them current, compacted by removals, discarded otherwise.
+  stamp equals the number of the graph's last closed write (the meta row), else rebuilt
+  from Milvus (`source` says which); then kept current by following the change log
+  (`refresh`: other processes' writes, applied by `store.follow`) and by this process's
+  own writes, which change it in step with Milvus. `applied` is how far in the log it is.
+- **the snapshot** (`store.snapshot_path()`): saved when this process closes a write (it
+  then holds the graph as of that write: it caught up under the writer lease).
+- **the vectors** (`vector_files`, graph order): files beside the snapshot on Milvus Lite
+  (one process), kept in memory with a server (`store.vectors.MemoryVectors`); trusted
+  only when they hold as many rows as the graph; appended by writes and refreshes that
+  started with them current, compacted by removals, discarded otherwise.
 - **the retriever** (whatever `retriever(build)` built: search mirror, BM25, linker): built
-  on first use from the current graph; dropped whenever a write starts (even one that
-  fails), on `fork`, and when the caller says its settings changed (`forget_retriever`).
+  on first use from the current graph; dropped whenever the graph changes (a write starts,
+  even one that fails; a refresh applies something), on `fork`, and when the caller says its
+  settings changed (`forget_retriever`).
+
+Writes go through `store.writes.WriteSession` (the writer lease, the change log, the
+unfinished documents); `begin` catches the graph up under the lease before anything is
+planned on it.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Generic, TypeVar
 
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.store import snapshot
+from hopgraph.store import follow, snapshot
+from hopgraph.store.changes import WHOLE, ChangeLog
+from hopgraph.store.follow import scan_graph, sizes
 from hopgraph.store.milvus import MilvusStore
 from hopgraph.store.vectors import KINDS, vector_files
+from hopgraph.store.writes import Write, WriteSession, stopped_of
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
-
-
-class Write:
-    """One write to the graph, begun (the write counter bumped, the graph flagged as being
-    written) just before its first row changes, so a run that changes nothing writes
-    nothing; begun at once when the graph is flagged incomplete, so finishing clears it."""
-
-    def __init__(self, store: MilvusStore, vectors_current: bool) -> None:
-        self.store = store
-        self.vectors_current = vectors_current  # the vector files matched the graph at start
-        self.before: int | None = None
-        self.after: int | None = None
-        if store.incomplete:
-            self.begin()
-
-    def begin(self) -> None:
-        """Start the write, once."""
-        if self.after is None:
-            self.before, self.after = self.store.begin_write()
+_READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hopgraph-meta")
+CLOSED = WHOLE  # `applied` part number of a write applied whole
 
 
 class GraphState(Generic[R]):
@@ -61,20 +53,35 @@ class GraphState(Generic[R]):
 
     def __init__(self, store: MilvusStore, dim: int) -> None:
         self.store = store
-        self.vector_files = vector_files(store.snapshot_path(), dim)
+        self.dim = dim
+        self.log = ChangeLog(store, store.changes)
+        self.vector_files = vector_files(store.snapshot_path(), dim, shared=store.is_local)
         self.vector_rows: dict[str, int] = {}
-        self.loaded_writes = -1
+        self.applied = (0, CLOSED)  # (write, part) up to which the graph follows the log
         self.source = ""  # where the graph was read from: "snapshot" or "Milvus"
         self._retriever: R | None = None
+        self.passage_texts: dict[str, str] = {}  # read by the last mirror, still current
+        self.stopped: dict[str, str] = {}  # unfinished documents of writes that stopped
+        self.under_way: dict[str, str] = {}  # documents of a write under way
+        self._open: dict[int, set[str]] = {}  # the same, by write
         self.graph = self._load()
+        self.refresh()  # the parts of a write under way that are already settled
+
+    @property
+    def unfinished(self) -> dict[str, str]:
+        """Documents that may be partial, with why, as of the last look at the log."""
+        return {**self.under_way, **self.stopped}
 
     # --- the graph and its snapshot --------------------------------------------------------
 
     def _load(self) -> KnowledgeGraph:
         """The graph from its snapshot when that is current, else rebuilt from Milvus."""
         started = time.perf_counter()
-        path, writes = self.store.snapshot_path(), self.store.writes
-        self.loaded_writes = writes
+        self.passage_texts = {}
+        meta = self.store.fresh_meta()
+        path, writes = self.store.snapshot_path(), int(meta.get("writes", 0))
+        self.stopped = stopped_of(meta)
+        self.applied = (writes, CLOSED)  # read before the rows: a write meanwhile is refreshed
         saved = snapshot.load(path, self.store.graph, writes)
         if saved is None:
             graph, self.source = scan_graph(self.store), "Milvus"
@@ -91,10 +98,8 @@ class GraphState(Generic[R]):
         return graph
 
     def _save_snapshot(self, graph: KnowledgeGraph, writes: int) -> None:
-        """Save the snapshot; a failure costs only the next open's speed, so it is logged.
-        Not while a write is unfinished: the graph read may be partial."""
-        if self.store.incomplete:
-            return
+        """Save the snapshot of the graph as of closed write `writes`; a failure costs only
+        the next open's speed, so it is logged."""
         path = self.store.snapshot_path()
         try:
             snapshot.save(graph, path, self.store.graph, writes, self.vector_rows)
@@ -115,6 +120,7 @@ class GraphState(Generic[R]):
         for file in self.vector_files.values():
             file.discard()
         self.graph = KnowledgeGraph()
+        self.passage_texts = {}
         self._retriever = None
         return found
 
@@ -132,14 +138,78 @@ class GraphState(Generic[R]):
                 for kind, size in sizes(self.graph).items()}
 
     def keep_vectors(self, matrices: dict[str, np.ndarray]) -> None:
-        """Write vectors read back from Milvus (graph order, by kind) to disk, for the next
-        process; not when another process wrote since the graph was loaded."""
-        if self.loaded_writes < 0:
-            return
+        """Keep vectors read back from Milvus (graph order, by kind): on disk for the next
+        process on Milvus Lite, in memory with a server."""
         for kind, matrix in matrices.items():
             self.vector_files[kind].write(matrix)
             self.vector_rows[kind] = len(matrix)
-        self._save_snapshot(self.graph, self.loaded_writes)
+        if self.store.is_local and self.applied[1] == CLOSED:
+            self._save_snapshot(self.graph, self.applied[0])
+
+    # --- following other processes ----------------------------------------------------------
+
+    def refresh(self) -> bool:
+        """Apply what other processes wrote since `applied` (settled change-log parts);
+        returns whether the graph changed. A process that fell further behind than the log
+        keeps reloads the graph."""
+        with self.store.strong_reads():
+            pending = self.log.pending(*self.applied)
+            self._note_under_way(pending.open, {p.seq for p in pending.closed})
+            if not (pending.settled or pending.closed or pending.tail):
+                return False
+            meta = None
+            if pending.closed:  # writes ended: which documents they left unfinished (read
+                meta = _READER.submit(self.store.fresh_meta)  # beside the rows: ~0.2 s each)
+            if pending.settled or pending.closed:
+                first = (pending.settled or pending.closed)[0].seq
+                if first > self.applied[0] + (1 if self.applied[1] == CLOSED else 0):
+                    log.info("graph %s: the change log no longer reaches write #%d; "
+                             "reloading", self.store.graph, self.applied[0])
+                    self.graph = self._load()
+                    self._retriever = None
+                    return True
+            current = self.vectors_current()
+            parts = pending.settled + pending.tail
+            for pid in follow.touched(parts)["passages"]:  # their texts may have changed
+                self.passage_texts.pop(pid, None)
+            done = follow.absorb(self.store, self.graph, parts,
+                                 self.dim if current else None)
+            if meta is not None:
+                self.stopped = stopped_of(meta.result())
+        seq, part = pending.last
+        closed = {p.seq for p in pending.closed}
+        self.applied = (seq, CLOSED) if seq in closed else (seq, part)
+        if not done.changed:
+            return False
+        self._take(done, current)
+        return True
+
+    def _note_under_way(self, found: dict[int, set[str]], closed: set[int]) -> None:
+        """Documents of writes under way: those named since the last look join those named
+        before (a look reads only the parts after `applied`)."""
+        for seq, docs in found.items():
+            self._open.setdefault(seq, set()).update(docs)
+        for seq in [s for s in self._open if s in closed or s not in found]:
+            del self._open[seq]
+        self.under_way = {doc: f"write #{seq} is under way (or its process died)"
+                          for seq, docs in self._open.items() for doc in docs}
+
+    def _take(self, done: follow.Absorbed, current: bool) -> None:
+        """Make an absorbed change the graph, with the vectors in step."""
+        self.graph = done.graph
+        self._retriever = None
+        for kind in KINDS:
+            file = self.vector_files[kind]
+            mask = done.masks.get(kind)
+            added = done.added.get(kind)
+            ok = current and (mask is None or file.keep(mask)) and added is not None
+            if ok and len(added):
+                file.append(added)
+            if not ok or file.rows() != sizes(self.graph)[kind]:
+                file.discard()
+                self.vector_rows[kind] = -1
+            else:
+                self.vector_rows[kind] = file.rows()
 
     # --- the retriever ----------------------------------------------------------------------
 
@@ -156,66 +226,69 @@ class GraphState(Generic[R]):
 
     # --- writes ----------------------------------------------------------------------------
 
-    def begin(self) -> Write:
-        """Prepare a write (collections loaded, the retriever dropped); it starts in
-        Milvus when its first row changes (`Write.begin`)."""
-        self.store.ensure_all_loaded()
+    def begin(self, doing: str = "write",
+              waiting: Callable[[str], None] | None = None) -> Write:
+        """Start a write: take the writer lease (`waiting` is told whom we wait for), close
+        a dead writer's write, catch the graph up, load the collections, drop the
+        retriever. Rows change only after `Write.touch`."""
+        session = WriteSession(self.store, doing)
+        session.start(waiting)
+        try:
+            self.refresh()
+            self.store.ensure_all_loaded()
+        except BaseException as exc:
+            session.stop(str(exc))
+            raise
         self._retriever = None
-        return Write(self.store, self.vectors_current())
+        return Write(session, self.vectors_current(), self.passage_texts)
 
     def vector_sink(self, write: Write) -> Callable[[str, np.ndarray], None] | None:
-        """Where a write appends the vectors of rows it adds (None: the files are stale)."""
+        """Where a write appends the vectors of rows it adds (None: they are stale)."""
         if not write.vectors_current:
             return None
         return lambda kind, vectors: self.vector_files[kind].append(vectors)
 
     def replace_graph(self, graph: KnowledgeGraph, masks: dict[str, np.ndarray],
                       write: Write) -> None:
-        """After a removal: the graph without the removed rows, the vector files compacted
-        with the same masks of rows kept (or discarded when they cannot be)."""
+        """After a removal: the graph without the removed rows, the vectors compacted with
+        the same masks of rows kept (or discarded when they cannot be)."""
         self.graph = graph
         self._retriever = None
         for kind, mask in masks.items():
             if not (write.vectors_current and self.vector_files[kind].keep(mask)):
                 self.vector_files[kind].discard()
 
-    def finish(self, write: Write) -> None:
-        """After a write: trust the vector files only if they hold the graph's rows; if
-        anything was written, flush, mark the write finished and snapshot the graph."""
+    def finish(self, write: Write, completed: Iterable[str]) -> None:
+        """After a write: trust the vectors only if they hold the graph's rows; if anything
+        was written, flush, close the write (documents `completed` are whole) and snapshot
+        the graph."""
+        self._check_vectors(write)
+        if write.session.seq is not None and self.store.is_local:
+            try:  # Milvus Lite searches unflushed rows ~30x slower; a server seals its own
+                self.store.flush()
+            except BaseException as exc:
+                write.session.stop(str(exc))
+                raise
+        seq = write.session.finish(completed)
+        if seq is None:  # nothing written: the snapshot stays current
+            return
+        self.applied = (seq, CLOSED)
+        self.under_way, self._open = {}, {}
+        self.stopped = stopped_of(write.session.meta)
+        self._save_snapshot(self.graph, seq)
+
+    def stop(self, write: Write, reason: str) -> None:
+        """After a write that failed: what it touched is unfinished; the graph keeps what
+        it changed (the log's re-read of those ids corrects it on the next refresh)."""
+        self._retriever = None
+        self._check_vectors(write)
+        write.session.stop(reason)
+        self.stopped = stopped_of(write.session.meta)
+
+    def _check_vectors(self, write: Write) -> None:
         for kind, size in sizes(self.graph).items():
             file = self.vector_files[kind]
             current = write.vectors_current and file.rows() == size
             self.vector_rows[kind] = size if current else -1
             if not current:
                 file.discard()
-        if write.after is None:  # nothing written: the snapshot stays current
-            return
-        self.store.flush()  # Milvus Lite searches unflushed rows ~30x slower
-        self.store.end_write(write.after)
-        if write.before == self.loaded_writes:  # no other process wrote since we loaded
-            self._save_snapshot(self.graph, write.after)
-            self.loaded_writes = write.after
-        else:  # our graph misses another writer's rows: never snapshot it
-            self.loaded_writes = -1
-
-
-def sizes(graph: KnowledgeGraph) -> dict[str, int]:
-    """Rows of each kind (entities, relations, passages) the graph holds."""
-    counts = {"entities": len(graph.entity_ids), "relations": len(graph.relations),
-              "passages": len(graph.passage_ids)}
-    return {kind: counts[kind] for kind in KINDS}
-
-
-def scan_graph(store: MilvusStore) -> KnowledgeGraph:
-    """The graph read back from Milvus (every entity, relation and passage id)."""
-    graph = KnowledgeGraph()
-    store.ensure_all_loaded()
-    for row in store.scan(store.entities, ["id", "name"]):
-        graph.add_entity(row["id"], row["name"])
-    for row in store.scan(store.relations,
-                          ["id", "subject_id", "object_id", "text", "passage_ids"]):
-        graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
-                           list(row["passage_ids"]))
-    for row in store.scan(store.passages, ["id", "doc_id"]):
-        graph.add_passage(row["id"], row["doc_id"])  # those without relations too
-    return graph

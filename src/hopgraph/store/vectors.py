@@ -70,7 +70,45 @@ class VectorFile:
         return np.memmap(self.path, dtype="<f4", mode="r", shape=(rows, self.dim))
 
 
-def vector_files(snapshot_path: Path, dim: int) -> dict[str, VectorFile]:
-    """The vector files that go with a snapshot file."""
+class MemoryVectors(VectorFile):
+    """One kind's vectors held in this process only, with the same interface as a file.
+
+    For graphs on a Milvus server: several processes on one machine would share (and
+    garble) one set of files, and each follows the graph in its own order (`store.follow`),
+    so each keeps its own vectors; a new process reads them from Milvus once.
+    """
+
+    def __init__(self, dim: int) -> None:
+        super().__init__(Path(os.devnull), dim)
+        self._blocks: list[np.ndarray] = []  # appended in blocks, joined when read
+
+    def rows(self) -> int:
+        return sum(len(block) for block in self._blocks)
+
+    def append(self, vectors: np.ndarray) -> None:
+        self._blocks.append(np.array(vectors, dtype=np.float32).reshape(-1, self.dim))
+
+    def write(self, vectors: np.ndarray) -> None:
+        self._blocks = [np.array(vectors, dtype=np.float32).reshape(-1, self.dim)]
+
+    def discard(self) -> None:
+        self._blocks = []
+
+    def read(self, rows: int) -> np.ndarray | None:
+        if rows == 0 or self.rows() != rows:
+            return None
+        if len(self._blocks) > 1:
+            self._blocks = [np.vstack(self._blocks)]
+        view = self._blocks[0].view()
+        view.flags.writeable = False  # a searcher keeps it; appends add new blocks
+        return view
+
+
+def vector_files(snapshot_path: Path, dim: int, shared: bool = True
+                 ) -> dict[str, VectorFile]:
+    """The vector files that go with a snapshot file (`shared`), or vectors kept in this
+    process only (`MemoryVectors`)."""
+    if not shared:
+        return {kind: MemoryVectors(dim) for kind in KINDS}
     stem = snapshot_path.with_suffix("")
     return {kind: VectorFile(stem.with_name(f"{stem.name}.{kind}.f32"), dim) for kind in KINDS}

@@ -1,0 +1,153 @@
+"""The change log: what every write touched, so that other processes can follow it.
+
+A write has a number (`seq`: one above the last closed write's, taken under the writer
+lease, `store.lease`). Before each change to the rows it appends a *part* naming the ids it
+is about to touch (one kind) and their documents, in as many parts as their size needs
+(`parts_of`; documents and ids in parts of their own); when it is over it
+appends an *end* part saying how it ended ("done", or "stopped": failed, or closed by the
+next writer after its process died). A part is *settled* once a later part of its write or
+its end exists: the writer changes the rows of one part before it announces the next.
+
+A follower applies a settled part by reading its ids back from Milvus and taking what it
+finds (present: added or updated; absent: removed), so applying a part twice, or late, or
+after a newer part touched the same id, leaves it with what Milvus holds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hopgraph.store.collections import Collections
+
+PART_BYTES = 48_000  # names per part, packed by size: a row's JSON must stay under 64 KiB
+WHOLE = 1 << 40  # a part number past every part: (seq, WHOLE) is "all of write seq"
+KEEP_WRITES = 1000  # closed writes kept in the log; a follower further behind reloads
+_FIELDS = ["id", "seq", "value"]
+_PAGE = 16384
+
+
+@dataclass(frozen=True)
+class Part:
+    """One row of the log."""
+
+    seq: int
+    part: int
+    # "entities", "relations", "passages"; "docs" (documents only); "done" (documents the
+    # write completed, just before its end); "end"
+    kind: str
+    ids: tuple[str, ...] = ()
+    docs: tuple[str, ...] = ()
+    outcome: str = ""  # end parts: "done" or "stopped"
+    who: str = ""  # end parts: which process wrote, and what
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return self.seq, self.part
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> Part:
+        value = json.loads(row["value"])
+        return cls(int(row["seq"]), int(value["part"]), value["kind"],
+                   tuple(value.get("ids", ())), tuple(value.get("docs", ())),
+                   value.get("outcome", ""), value.get("who", ""))
+
+    def row(self) -> dict[str, Any]:
+        value = {"part": self.part, "kind": self.kind, "ids": list(self.ids),
+                 "docs": list(self.docs), "outcome": self.outcome, "who": self.who}
+        return {"id": f"{self.seq:012d}.{self.part:06d}", "seq": self.seq,
+                "value": json.dumps(value, ensure_ascii=False), "vector": [1.0, 0.0]}
+
+
+def parts_of(seq: int, first: int, kind: str, ids: Sequence[str], docs: Iterable[str]
+             ) -> list[Part]:
+    """Parts `first`, `first + 1`, ... of write `seq`: the documents `docs` (kind "docs"),
+    then `ids` of `kind`, each part under PART_BYTES; at least one part."""
+    parts = [Part(seq, 0, "docs", docs=tuple(group))
+             for group in _packed(sorted(set(docs)))]
+    parts += [Part(seq, 0, kind, tuple(group)) for group in _packed(list(ids))]
+    parts = parts or [Part(seq, 0, kind)]
+    return [Part(p.seq, first + n, p.kind, p.ids, p.docs) for n, p in enumerate(parts)]
+
+
+def ending(seq: int, first: int, outcome: str, who: str, completed: Iterable[str] = ()
+           ) -> list[Part]:
+    """The last parts of write `seq`: the documents it completed ("done" parts), then its
+    end part, which says how it ended."""
+    parts = [Part(seq, first + n, "done", docs=tuple(group))
+             for n, group in enumerate(_packed(sorted(set(completed))))]
+    return [*parts, Part(seq, first + len(parts), "end", outcome=outcome, who=who)]
+
+
+def _packed(names: list[str]) -> list[list[str]]:
+    """`names` in groups whose JSON stays under PART_BYTES."""
+    groups: list[list[str]] = []
+    size = PART_BYTES
+    for name in names:
+        cost = len(json.dumps(name, ensure_ascii=False).encode("utf-8")) + 2
+        if size + cost > PART_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(name)
+        size += cost
+    return groups
+
+
+@dataclass
+class Pending:
+    """The log after some point, by write: settled parts to apply, the last part of a write
+    still open (its rows may be in flight: applied again on every look until it settles),
+    and the open writes with the documents they touched so far."""
+
+    settled: list[Part] = field(default_factory=list)
+    tail: list[Part] = field(default_factory=list)
+    closed: list[Part] = field(default_factory=list)  # end parts, by seq
+    open: dict[int, set[str]] = field(default_factory=dict)  # seq -> documents
+    last: tuple[int, int] = (0, -1)  # the last settled (seq, part)
+
+
+class ChangeLog:
+    """The change-log collection of one graph."""
+
+    def __init__(self, store: Collections, collection: str) -> None:
+        self.store = store
+        self.collection = collection
+
+    def append(self, parts: Iterable[Part]) -> None:
+        """Add parts (upserted: writing a part again is harmless)."""
+        self.store.upsert(self.collection, (p.row() for p in parts))
+
+    def since(self, seq: int, part: int = -1) -> list[Part]:
+        """Every part after (`seq`, `part`), in order (read strong)."""
+        rows = self.store.where(self.collection, f"seq >= {int(seq)}", _FIELDS, _PAGE)
+        parts = sorted((Part.from_row(r) for r in rows), key=lambda p: p.key)
+        return [p for p in parts if p.key > (seq, part)]
+
+    def pending(self, seq: int, part: int = -1) -> Pending:
+        """What a follower that applied everything up to (`seq`, `part`) has still to do."""
+        result = Pending(last=(seq, part))
+        parts = self.since(seq, part)
+        ended = {p.seq for p in parts if p.kind == "end"}
+        by_seq: dict[int, list[Part]] = {}
+        for p in parts:
+            by_seq.setdefault(p.seq, []).append(p)
+        for s, group in sorted(by_seq.items()):
+            if s in ended:
+                result.settled.extend(p for p in group if p.kind != "end")
+                result.closed.extend(p for p in group if p.kind == "end")
+                result.last = group[-1].key
+                continue
+            result.open[s] = {d for p in group if p.kind != "done" for d in p.docs}
+            result.settled.extend(group[:-1])  # the last part's rows may be in flight
+            result.tail.append(group[-1])
+            if len(group) > 1:
+                result.last = group[-2].key
+            break  # a later write cannot start before this one is closed
+        return result
+
+    def trim(self, below: int) -> None:
+        """Forget writes numbered below `below`."""
+        if below > 0:
+            self.store.delete_where(self.collection, f"seq < {int(below)}")

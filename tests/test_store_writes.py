@@ -1,0 +1,99 @@
+"""The pieces that let several processes share a graph: the change log's parts (packed
+under Milvus's row limit, settled once the next part exists) and the writer lease (a second
+claimant waits, saying for whom; a dead holder's claim runs out and it may not write on).
+Real Milvus Lite rows; the lease is run as on a server (`single_process=False`)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+import pytest
+
+from hopgraph.errors import StoreError
+from hopgraph.store.changes import PART_BYTES, WHOLE, ChangeLog, ending, parts_of
+from hopgraph.store.lease import WriterLease
+
+
+def test_parts_stay_under_the_row_limit_and_keep_every_name() -> None:
+    ids = [f"r{i:038d}" for i in range(5000)]
+    docs = [f"/some/long/path/to/document-{i}-" + "é" * 40 for i in range(2000)]
+    parts = parts_of(7, 3, "relations", ids, docs)
+    assert [p.part for p in parts] == list(range(3, 3 + len(parts)))
+    assert all(len(p.row()["value"].encode("utf-8")) < PART_BYTES + 1024 for p in parts)
+    assert [i for p in parts for i in p.ids] == ids
+    assert sorted(d for p in parts for d in p.docs) == sorted(docs)
+    assert {p.kind for p in parts} == {"docs", "relations"}
+    assert parts_of(1, 0, "passages", [], []) == [parts_of(1, 0, "passages", [], [])[0]]
+    end = ending(7, 10, "done", "me", ["a", "b"])
+    assert [p.kind for p in end] == ["done", "end"] and end[-1].outcome == "done"
+
+
+def test_a_part_settles_when_the_next_one_exists(open_graph) -> None:
+    store = open_graph("log").store
+    log = ChangeLog(store, store.changes)
+    log.append(parts_of(1, 0, "passages", ["p1"], ["d1"]))  # parts 0 (docs), 1 (ids)
+    log.append(parts_of(1, 2, "entities", ["e1"], ["d1"]))  # parts 2, 3
+    pending = log.pending(0, WHOLE)
+    assert [p.part for p in pending.settled] == [0, 1, 2]
+    assert [p.part for p in pending.tail] == [3]  # its rows may be in flight
+    assert pending.open == {1: {"d1"}} and pending.last == (1, 2)
+    log.append(ending(1, 4, "done", "me", ["d1"]))
+    pending = log.pending(1, 2)
+    assert [(p.part, p.kind) for p in pending.settled] == [(3, "entities"), (4, "done")]
+    assert pending.tail == []
+    assert [p.kind for p in pending.closed] == ["end"] and pending.open == {}
+    assert pending.last == (1, 5)
+    assert log.pending(1, WHOLE).settled == []
+
+
+def _lease(store, seconds: float = 30.0, clock=time.time) -> WriterLease:
+    return WriterLease(store, store.writers, seconds, single_process=False, clock=clock)
+
+
+def test_a_second_writer_waits_for_the_first_and_says_for_whom(open_graph) -> None:
+    store = open_graph("lease").store
+    first, second = _lease(store), _lease(store)
+    first.acquire("ingest a.md", wait=60)
+    told: list[str] = []
+    got = threading.Event()
+
+    def take() -> None:
+        second.acquire("delete b", wait=60, waiting=told.append)
+        got.set()
+
+    thread = threading.Thread(target=take)
+    thread.start()
+    while not told:  # the second one has looked at the claims and is waiting
+        assert thread.is_alive()
+        got.wait(0.05)
+    assert not got.is_set() and "ingest a.md" in told[0]
+    first.check()  # the holder may write
+    first.release()
+    thread.join(timeout=60)
+    assert got.is_set()
+    second.check()
+    with pytest.raises(StoreError, match="does not hold the writer lease"):
+        first.check()
+    second.release()
+    assert store.where(store.writers, "ticket >= 0", ["id"]) == []
+
+
+def test_a_dead_holders_claim_runs_out_and_it_may_not_write_on(open_graph) -> None:
+    """A holder that stops renewing (frozen, or killed) is passed by once its claim has run
+    out, and may not write on when it wakes up. Time is moved on by the clocks."""
+    store = open_graph("lease_dead").store
+    later = [0.0]
+    dead = _lease(store, clock=lambda: time.time() + later[0])
+    alive = _lease(store, clock=lambda: time.time() + 31)  # past the dead one's claim
+    dead.acquire("ingest", wait=5)
+    alive.acquire("ingest", wait=30)
+    later[0] = 31  # the dead one wakes up as late as the other one acts
+    with pytest.raises(StoreError, match="lost the writer lease"):
+        dead.check()
+    rows = store.where(store.writers, "ticket >= 0", ["id", "value"])
+    assert alive.holder in {r["id"] for r in rows}
+    assert all(json.loads(r["value"])["choosing"] is False for r in rows)
+    alive.release()
+    dead.release()
