@@ -5,6 +5,7 @@ write, and what following a write costs as the graph grows.
 Usage (from the repository root):
   .venv/bin/python benchmarks/concurrency.py                      # sizes 10k and 100k
   .venv/bin/python benchmarks/concurrency.py --sizes 10000 100000 1000000
+  .venv/bin/python benchmarks/concurrency.py --growth-only --sizes 1000000
 
 Writers are threads, each with its own GraphRAG (its own client and lease claim), adding
 10-passage documents; the embedder is scale.py's hash of the text, so the model is not in
@@ -151,22 +152,14 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[10_000, 100_000])
     parser.add_argument("--repeats", type=int, default=10, help="visibility samples (10)")
     parser.add_argument("--json", action="store_true", help="also print the rows as JSON")
+    parser.add_argument("--growth-only", action="store_true",
+                        help="only the growth table (no writers, no visibility)")
     args = parser.parse_args()
     out: dict[str, Any] = {}
     with milvus_server(True) as uri:
         assert uri is not None
-        print("| writers | writes | writes/s | latency p50 s | latency max s |")
-        print("|---:|---:|---:|---:|---:|")
-        out["writers"] = []
-        for count in (1, 2, 4):
-            row = writers(uri, count)
-            out["writers"].append(row)
-            print(f"| {count} | {row['writes']} | {row['writes_per_s']:.2f} | "
-                  f"{row['latency_p50_s']:.2f} | {row['latency_max_s']:.2f} |", flush=True)
-        delays = seen_after(uri, args.repeats)
-        out["seen_after_s"] = delays
-        print(f"\nseen by another server after: median {statistics.median(delays):.2f} s, "
-              f"max {max(delays):.2f} s ({len(delays)} writes)\n", flush=True)
+        if not args.growth_only:
+            contention(uri, args.repeats, out)
         print("| relations | build s | follower open s | refresh ms | follow ms | "
               "first query ms |")
         print("|---:|---:|---:|---:|---:|---:|")
@@ -179,6 +172,22 @@ def main() -> None:
                   f"{row['first_query_ms']:.0f} |", flush=True)
     if args.json:
         print(json.dumps(out, indent=2))
+
+
+def contention(uri: str, repeats: int, out: dict[str, Any]) -> None:
+    """The writers table and the visibility line."""
+    print("| writers | writes | writes/s | latency p50 s | latency max s |")
+    print("|---:|---:|---:|---:|---:|")
+    out["writers"] = []
+    for count in (1, 2, 4):
+        row = writers(uri, count)
+        out["writers"].append(row)
+        print(f"| {count} | {row['writes']} | {row['writes_per_s']:.2f} | "
+              f"{row['latency_p50_s']:.2f} | {row['latency_max_s']:.2f} |", flush=True)
+    delays = seen_after(uri, repeats)
+    out["seen_after_s"] = delays
+    print(f"\nseen by another server after: median {statistics.median(delays):.2f} s, "
+          f"max {max(delays):.2f} s ({len(delays)} writes)\n", flush=True)
 
 
 if __name__ == "__main__":

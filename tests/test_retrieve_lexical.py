@@ -28,3 +28,47 @@ def test_bm25_on_no_passages() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert LocalBM25([], []).search("anything", 3) == []
+
+
+def _texts(rng, count: int, start: int = 0) -> list[tuple[str, str]]:
+    words = ["alpha", "beta", "gamma", "delta", "river", "Stroustrup", "Bernoulli", "Basel",
+             "engine", "notes", "wrote", "zeta", "omega", "kappa", "lambda", "mu"]
+    return [(f"p{start + i:04d}", " ".join(rng.choice(words, size=int(rng.integers(1, 12)))))
+            for i in range(count)]
+
+
+def test_an_updated_index_scores_as_one_built_afresh() -> None:
+    import numpy as np
+
+    from hopgraph.retrieve.lexical import carried_bm25, passage_bm25
+
+    rng = np.random.default_rng(5)
+    passages = dict(_texts(rng, 60))
+    index = passage_bm25(list(passages.items()))
+    queries = ["alpha river", "Stroustrup wrote notes", "omega omega mu", "Basel engine zeta",
+               "nothing here", "lambda"]
+    for step in range(40):  # adds, text changes and removals, through every merge rule
+        removed = [pid for pid in passages if rng.random() < 0.05]
+        changed = [pid for pid in passages if pid not in removed and rng.random() < 0.03]
+        for pid in removed:
+            del passages[pid]
+        added = dict(_texts(rng, int(rng.integers(0, 6)), start=1000 + step * 10))
+        for pid, text in zip(changed, _texts(rng, len(changed), 5000), strict=True):
+            added[pid] = text[1]
+        passages.update(added)
+        index = carried_bm25(index, list(passages), set(changed),
+                             lambda ids: {pid: passages[pid] for pid in ids})
+        fresh = passage_bm25(list(passages.items()))
+        assert sorted(index.ids) == sorted(passages)
+        for query in queries:
+            got = [(h.id, h.score) for h in index.search(query, 7)]
+            assert got == [(h.id, h.score) for h in fresh.search(query, 7)], (step, query)
+
+
+def test_ties_go_to_the_smaller_id_and_an_unchanged_index_is_kept() -> None:
+    index = LocalBM25(["b", "a", "c"], ["river words", "river words", "other"])
+    assert [h.id for h in index.search("river", 3)] == ["a", "b"]
+    assert index.updated([], []) is index
+    assert [h.id for h in index.updated(["a"], [("d", "river words")]).search("river", 3)] \
+        == ["b", "d"]
+    assert [h.id for h in index.search("river", 3)] == ["a", "b"]  # the old one unchanged

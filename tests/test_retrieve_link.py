@@ -43,3 +43,22 @@ def test_resolve_given_names() -> None:
     assert [m.name for m in linker.resolve("euler")] == ["Euler"]
     assert [m.name for m in linker.resolve("Leonard Euler")] == ["Leonhard Euler"]
     assert linker.resolve("Completely Unknown Person") == []
+
+
+def test_an_extended_linker_links_as_one_built_afresh() -> None:
+    names = ["Johann Bernoulli", "Basel", "University of Basel", "the Rhine", "東京"]
+    more = ["Daniel Bernoulli", "basel", "Leonhard Euler", "大阪", "Rhine", "and"]
+    questions = ["Where did Johann Bernoull teach?", "Did Daniel Bernoulli live in Basel?",
+                 "Leonhard Eulers home on the Rhine", "東京と大阪", "Who was Leonard Euler?"]
+    for fuzzy_first in (False, True):  # the fuzzy index extended, or built later
+        base = EntityLinker(names)
+        if fuzzy_first:
+            assert base.resolve("Johann Bernouli") != []
+        assert base.extends_to(names + more) and not base.extends_to(more + names)
+        grown = base.extended(names + more)
+        fresh = EntityLinker(names + more)
+        assert grown.keys == fresh.keys and grown.by_key == fresh.by_key
+        for question in questions:
+            assert grown.link(question) == fresh.link(question), question
+            assert grown.resolve(question.split()[-1]) == fresh.resolve(question.split()[-1])
+        assert base.link("Daniel Bernoulli") != fresh.link("Daniel Bernoulli")  # base kept

@@ -79,3 +79,26 @@ def test_vector_file_reads_only_the_expected_rows(tmp_path: Path) -> None:
     assert file.rows() == 1
     file.discard()
     assert file.rows() == 0
+
+
+def test_memory_vectors_append_past_the_views_searchers_hold() -> None:
+    from hopgraph.store.vectors import MemoryVectors
+
+    rng = np.random.default_rng(3)
+    vectors, kept = MemoryVectors(4), np.zeros((0, 4), dtype=np.float32)
+    held: list[tuple[np.ndarray, np.ndarray]] = []
+    for size in [3, 0, 1500, 2, 700]:  # past the first buffer and its growth
+        block = rng.standard_normal((size, 4)).astype(np.float32)
+        vectors.append(block)
+        kept = np.vstack([kept, block])
+        view = vectors.read(len(kept))
+        assert vectors.rows() == len(kept) and view is not None
+        assert np.array_equal(view, kept) and not view.flags.writeable
+        held.append((view, kept.copy()))
+    assert vectors.read(len(kept) - 1) is None
+    assert vectors.keep(np.arange(len(kept)) % 2 == 0)
+    assert np.array_equal(vectors.read(len(kept[::2])), kept[::2])
+    for view, expected in held:  # what was handed out never changed
+        assert np.array_equal(view, expected)
+    vectors.discard()
+    assert vectors.rows() == 0 and vectors.read(0) is None

@@ -110,9 +110,9 @@ class GraphRAG:
     @property
     def retriever(self) -> Retriever:
         """The query pipeline over the current graph (rebuilt after each write)."""
-        return self.state.retriever(lambda: Retriever.over(
+        return self.state.retriever(lambda previous, stale: Retriever.over(
             self.state, self.embedder, self._llm, self.settings.memory_limit,
-            scan=self.mirror_scan))
+            scan=self.mirror_scan, previous=previous, stale=stale))
 
     # --- writing -----------------------------------------------------------------------------
 

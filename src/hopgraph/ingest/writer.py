@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Iterable, Sized
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -20,12 +22,22 @@ VectorSink = Callable[[str, np.ndarray], None]  # (kind: store.vectors.KINDS, ve
 Touch = Callable[[str, list[str], list[str]], None]  # (kind, ids, documents): before a change
 Waiting = Callable[[str], None]  # told whom a write waits for (the writer lease)
 _EMBED_CHUNK = 512
+_READERS = ThreadPoolExecutor(max_workers=3, thread_name_prefix="hopgraph-lookup")
 CHUNK_PASSAGES = 500  # records per ingestion chunk: memory follows this, not the input
 
 
 def _as_stored(metadata: dict[str, Any]) -> Any:
     """Metadata as the store gives it back (JSON: tuples become lists)."""
     return json.loads(json.dumps(metadata))
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What of one chunk Milvus already holds (`Ingestor._lookup`)."""
+
+    passages: dict[str, dict[str, Any]]  # passage id -> its row (id, text, metadata)
+    entities: set[str]
+    relations: set[str]
 
 
 class Ingestor:
@@ -71,9 +83,10 @@ class Ingestor:
             batch = collect(chunk, summary)
             self.written_docs.update(batch.docs.values())
             self.seen.note(batch, self.stored_docs)
-            self._store_passages(batch, summary, run)
-            self._store_entities(batch, summary, run)
-            self._store_relations(batch, summary, run)
+            stored = self._lookup(batch, run)
+            self._store_passages(batch, summary, run, stored.passages)
+            self._store_entities(batch, summary, run, stored.entities)
+            self._store_relations(batch, summary, run, stored.relations)
             done += len(chunk)
             if progress:
                 progress("ingest", done, max(total, done))
@@ -86,10 +99,31 @@ class Ingestor:
         return np.vstack([self.embedder.embed(texts[start:start + _EMBED_CHUNK])
                           for start in range(0, len(texts), _EMBED_CHUNK)])
 
-    def _store_passages(self, batch: Batch, summary: IngestSummary, run: Run) -> None:
+    def _lookup(self, batch: Batch, run: Run) -> Stored:
+        """What of the chunk is stored already: its passages' rows, and which of its
+        entities and relations the graph does not know but Milvus holds (another process
+        may have written them). With a server the three reads go at once: each strong read
+        waits for the server's time tick (~200 ms on Milvus 2.3)."""
+        store, strong = self.store, self.store.strong_now
+        passages = [pid for pid in batch.passages if pid not in run.passages]
+        entities = [e for e in batch.entity_names
+                    if e not in run.entities and e not in self.graph.entity_index]
+        relations = [r for r in batch.relations
+                     if r not in run.relations and r not in self.graph.relation_index]
+        reads = [lambda: store.get(store.passages, passages, ["id", "text", "metadata"],
+                                   strong=strong),
+                 lambda: store.get(store.entities, entities, ["id"], strong=strong),
+                 lambda: store.get(store.relations, relations, ["id"], strong=strong)]
+        if store.is_local:
+            rows = [read() for read in reads]
+        else:
+            rows = list(_READERS.map(lambda read: read(), reads))
+        return Stored({row["id"]: row for row in rows[0]}, {row["id"] for row in rows[1]},
+                      {row["id"] for row in rows[2]})
+
+    def _store_passages(self, batch: Batch, summary: IngestSummary, run: Run,
+                        stored: dict[str, dict[str, Any]]) -> None:
         ids = [pid for pid in batch.passages if pid not in run.passages]
-        stored = {row["id"]: row for row in self.store.get(self.store.passages, ids,
-                                                           ["id", "text", "metadata"])}
         new = [pid for pid in ids if pid not in stored]
         summary.passages_present += len(stored)
         summary.passages_added += len(new)
@@ -125,13 +159,12 @@ class Ingestor:
              "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
             for pid in changed if pid in vectors))
 
-    def _store_entities(self, batch: Batch, summary: IngestSummary, run: Run) -> None:
+    def _store_entities(self, batch: Batch, summary: IngestSummary, run: Run,
+                        stored: set[str]) -> None:
         ids = [eid for eid in batch.entity_names if eid not in run.entities]
-        # The graph holds every stored entity; Milvus is asked only about the others (another
-        # process may have written them since this graph was loaded).
-        present = {eid for eid in ids if eid in self.graph.entity_index}
-        unknown = [eid for eid in ids if eid not in present]
-        present |= self.store.existing_ids(self.store.entities, unknown)
+        # The graph holds every stored entity; Milvus was asked only about the others
+        # (`_lookup`: another process may have written them since this graph was loaded).
+        present = {eid for eid in ids if eid in self.graph.entity_index} | stored
         new = [eid for eid in ids if eid not in present]
         summary.entities_present += len(present)
         summary.entities_added += len(new)
@@ -149,12 +182,11 @@ class Ingestor:
             self.vector_sink("entities", vectors)
         run.entities.update(new)
 
-    def _store_relations(self, batch: Batch, summary: IngestSummary, run: Run) -> None:
+    def _store_relations(self, batch: Batch, summary: IngestSummary, run: Run,
+                         stored: set[str]) -> None:
         again = [rid for rid in batch.relations if rid in run.relations]
         ids = [rid for rid in batch.relations if rid not in run.relations]
-        present = {rid for rid in ids if rid in self.graph.relation_index}
-        present |= self.store.existing_ids(self.store.relations,
-                                           [rid for rid in ids if rid not in present])
+        present = {rid for rid in ids if rid in self.graph.relation_index} | stored
         new = [rid for rid in ids if rid not in present]
         summary.relations_present += len(present)
         summary.relations_added += len(new)

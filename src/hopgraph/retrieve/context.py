@@ -47,13 +47,22 @@ class Context:
     search: Searcher
     llm: LLMClient | None = None
     _linker: EntityLinker | None = field(default=None, repr=False)
+    # An earlier graph's linker: the new one extends it when only entities were added.
+    linker_from: EntityLinker | None = field(default=None, repr=False)
 
     @property
     def linker(self) -> EntityLinker:
         """Entity-name index over the graph, built on first use."""
         if self._linker is None:
-            self._linker = EntityLinker(self.graph.entity_names)
+            names, base = self.graph.entity_names, self.linker_from
+            self._linker = (base.extended(names) if base is not None and base.extends_to(names)
+                            else EntityLinker(names))
+            self.linker_from = None
         return self._linker
+
+    def linker_base(self) -> EntityLinker | None:
+        """What a later graph's linker may extend: this one's, built or inherited."""
+        return self._linker or self.linker_from
 
 
 @dataclass

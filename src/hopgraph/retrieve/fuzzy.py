@@ -37,6 +37,24 @@ class FuzzyIndex:
                 postings[gram].append(i)
         self.postings = {g: np.array(ids, dtype=np.int32) for g, ids in postings.items()}
 
+    def extended(self, keys: list[str]) -> FuzzyIndex:
+        """The index of this one's keys followed by `keys`, sharing what did not change
+        (this index is not changed)."""
+        new = FuzzyIndex.__new__(FuzzyIndex)
+        new.keys = self.keys + keys
+        new.lengths = np.concatenate([self.lengths,
+                                      np.array([len(k) for k in keys], dtype=np.int32)])
+        more: dict[str, list[int]] = defaultdict(list)
+        for i, key in enumerate(keys, start=len(self.keys)):
+            for gram in trigrams(key):
+                more[gram].append(i)
+        new.postings = dict(self.postings)
+        for gram, ids in more.items():
+            known = new.postings.get(gram)
+            added = np.array(ids, dtype=np.int32)
+            new.postings[gram] = added if known is None else np.concatenate([known, added])
+        return new
+
     def candidates(self, query: str, cutoff: float) -> np.ndarray:
         """Indices of the keys that can reach `cutoff` against `query`, in key order."""
         slack = 1.0 - cutoff / 100.0

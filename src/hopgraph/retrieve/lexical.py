@@ -4,6 +4,13 @@ Milvus has full-text search too (Milvus Lite, Milvus >= 2.5), but its analyzer a
 differ from ours, so its BM25 put other passages first: on MuSiQue the default method's top 5
 differed on 12 of 50 questions between the two. One definition keeps every backend's results
 equal to what the benchmark measures.
+
+An index is immutable: a change of the graph gives a new one (`LocalBM25.updated`) that
+shares the old one's term counts and adds a segment for the passages added, so following a
+10-passage write costs the change, not the graph. Scores depend only on each passage's term
+counts and the index's totals (passages, document frequencies, total length), and are
+summed over the query's terms in one fixed order, so an updated index scores every passage
+exactly as an index built afresh over the same passages; ties go to the smaller id.
 """
 
 from __future__ import annotations
@@ -11,6 +18,8 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
@@ -24,6 +33,8 @@ log = logging.getLogger(__name__)
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 _K1 = 1.2
 _B = 0.75
+_MERGE_FRACTION = 8  # all segments folded into one when changes pass 1/8 of the first
+_MAX_SEGMENTS = 4
 
 
 def tokens(text: str) -> list[str]:
@@ -31,51 +42,181 @@ def tokens(text: str) -> list[str]:
     return [t for t in _TOKEN.findall(normalize(text)) if t not in STOPWORDS]
 
 
-class LocalBM25:
-    """Okapi BM25 over passages held in memory, for backends without full-text search."""
+@dataclass(frozen=True)
+class _Segment:
+    """Term counts of some passages (never changed once built): rows are passages, columns
+    the index's term numbers known when it was built."""
 
-    def __init__(self, ids: list[str], texts: list[str]) -> None:
-        self.ids = ids
-        vocab: dict[str, int] = {}
-        rows, cols, vals = [], [], []
-        lengths = np.zeros(len(texts), dtype=np.float32)
+    ids: list[str]
+    counts: sparse.csc_matrix  # float32 term counts; read by column (a query's terms)
+    rows: sparse.csr_matrix  # the same by row (which terms a removed passage had)
+    lengths: np.ndarray  # tokens per passage (float32)
+
+    @classmethod
+    def of(cls, ids: list[str], texts: Iterable[str], vocab: dict[str, int]) -> _Segment:
+        """Count the texts' terms; new terms get the next numbers in `vocab`."""
+        rows, cols, vals, lengths = [], [], [], []
         for row, text in enumerate(texts):
             counts = Counter(tokens(text))
-            lengths[row] = sum(counts.values())
+            lengths.append(sum(counts.values()))
             for term, tf in counts.items():
                 rows.append(row)
                 cols.append(vocab.setdefault(term, len(vocab)))
                 vals.append(tf)
-        self.vocab = vocab
-        tf = sparse.csr_matrix((np.array(vals, dtype=np.float32), (rows, cols)),
-                               shape=(len(texts), len(vocab)))
-        df = np.bincount(np.array(cols, dtype=np.int64), minlength=len(vocab))
-        n = max(len(texts), 1)
+        matrix = sparse.csr_matrix((np.array(vals, dtype=np.float32),
+                                    (np.array(rows, dtype=np.int64),
+                                     np.array(cols, dtype=np.int64))),
+                                   shape=(len(ids), len(vocab)))
+        return cls(ids, matrix.tocsc(), matrix, np.array(lengths, dtype=np.float32))
+
+    def terms_of(self, row: int) -> np.ndarray:
+        """The term numbers of one passage."""
+        return self.rows.indices[self.rows.indptr[row]:self.rows.indptr[row + 1]]
+
+    @staticmethod
+    def merged(parts: list[tuple[_Segment, np.ndarray]], width: int) -> _Segment:
+        """One segment of the rows kept (`(segment, mask of rows kept)`) of several."""
+        ids: list[str] = []
+        matrices, lengths = [], []
+        for segment, keep in parts:
+            ids.extend(i for i, kept in zip(segment.ids, keep.tolist(), strict=True) if kept)
+            rows = segment.rows[np.flatnonzero(keep)]
+            rows.resize((rows.shape[0], width))
+            matrices.append(rows)
+            lengths.append(segment.lengths[keep])
+        matrix = sparse.vstack(matrices, format="csr") if matrices else sparse.csr_matrix(
+            (0, width), dtype=np.float32)
+        return _Segment(ids, matrix.tocsc(), matrix,
+                        np.concatenate(lengths) if lengths else np.zeros(0, np.float32))
+
+
+class LocalBM25:
+    """Okapi BM25 over passages held in memory, for backends without full-text search."""
+
+    def __init__(self, ids: list[str], texts: list[str]) -> None:
+        self.vocab: dict[str, int] = {}
+        segment = _Segment.of(list(ids), texts, self.vocab)
+        df = np.bincount(segment.rows.indices, minlength=len(self.vocab)).astype(np.int64)
+        self._set([segment], [np.ones(len(segment.ids), dtype=bool)], df,
+                  {pid: (0, row) for row, pid in enumerate(segment.ids)})
+
+    def _set(self, segments: list[_Segment], alive: list[np.ndarray], df: np.ndarray,
+             where: dict[str, tuple[int, int]]) -> None:
+        """Take these segments (rows `alive`), document frequencies and passage places, and
+        compute the statistics a query needs."""
+        self._segments, self._alive, self.df, self._where = segments, alive, df, where
+        self.size = len(where)
+        self.total_length = float(sum(float(segment.lengths[keep].sum(dtype=np.float64))
+                                      for segment, keep in zip(segments, alive, strict=True)))
+        n = max(self.size, 1)
         self.idf = np.log(1.0 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-        mean_length = float(lengths.mean()) if len(texts) else 1.0
-        norm = _K1 * (1 - _B + _B * lengths / max(mean_length, 1e-9))
-        tf = tf.tocoo()
-        weighted = tf.data * (_K1 + 1) / (tf.data + norm[tf.row])
-        # Stored column-major so a query reads only the columns of its terms.
-        self.weights = sparse.csc_matrix((weighted, (tf.row, tf.col)), shape=tf.shape)
+        mean_length = self.total_length / self.size if self.size else 1.0
+        self._norms = [(_K1 * (1 - _B + _B * segment.lengths / max(mean_length, 1e-9))
+                        ).astype(np.float32) for segment in segments]
+
+    @property
+    def ids(self) -> list[str]:
+        """The indexed passages' ids (in no particular order)."""
+        return list(self._where)
+
+    def __contains__(self, passage_id: str) -> bool:
+        return passage_id in self._where
+
+    def updated(self, removed: Iterable[str], added: list[tuple[str, str]]) -> LocalBM25:
+        """A new index: this one without passages `removed` and with `added` (id, text)
+        pairs (an id in both is replaced). This index is not changed (queries on it may go
+        on meanwhile); the new one shares its segments and adds one for `added`."""
+        fresh = dict(added)
+        gone = [pid for pid in set(removed) | set(fresh) if pid in self._where]
+        if not gone and not fresh:
+            return self
+        new = LocalBM25.__new__(LocalBM25)
+        new.vocab = dict(self.vocab) if fresh else self.vocab
+        alive = [keep.copy() for keep in self._alive]
+        df = self.df.copy()
+        where = dict(self._where)
+        for pid in gone:
+            s, row = where.pop(pid)
+            alive[s][row] = False
+            df[self._segments[s].terms_of(row)] -= 1
+        segments = list(self._segments)
+        if fresh:
+            pairs = sorted(fresh.items())
+            segment = _Segment.of([pid for pid, _ in pairs], [t for _, t in pairs], new.vocab)
+            df = np.concatenate([df, np.zeros(len(new.vocab) - len(df), dtype=np.int64)])
+            df += np.bincount(segment.rows.indices, minlength=len(new.vocab))
+            where.update((pid, (len(segments), row)) for row, pid in enumerate(segment.ids))
+            segments.append(segment)
+            alive.append(np.ones(len(segment.ids), dtype=bool))
+        first = len(segments[0].ids)
+        changed = sum(len(s.ids) for s in segments[1:]) + int((~alive[0]).sum())
+        if changed * _MERGE_FRACTION > first:  # all in one again: O(graph), now and then
+            new._merged(segments, alive, df, 0)
+        elif len(segments) > _MAX_SEGMENTS:  # the added ones in one: O(what was added)
+            new._merged(segments, alive, df, 1)
+        else:
+            new._set(segments, alive, df, where)
+        return new
+
+    def _merged(self, segments: list[_Segment], alive: list[np.ndarray], df: np.ndarray,
+                start: int) -> None:
+        """Take the segments with those from `start` on folded into one, less their
+        removed rows."""
+        merged = _Segment.merged(list(zip(segments[start:], alive[start:], strict=True)),
+                                 len(self.vocab))
+        segments = [*segments[:start], merged]
+        alive = [*alive[:start], np.ones(len(merged.ids), dtype=bool)]
+        where = {pid: (s, row) for s, segment in enumerate(segments)
+                 for row, pid in enumerate(segment.ids) if alive[s][row]}
+        self._set(segments, alive, df, where)
 
     def search(self, query: str, limit: int) -> list[Hit]:
-        """Top-`limit` passages by BM25 score for `query`."""
-        terms = [self.vocab[t] for t in set(tokens(query)) if t in self.vocab]
+        """Top-`limit` passages by BM25 score for `query` (ties: the smaller id first)."""
+        terms = [self.vocab[t] for t in sorted(set(tokens(query))) if t in self.vocab]
+        terms = [t for t in terms if t < len(self.df) and self.df[t] > 0]
         if not terms or limit <= 0:
             return []
-        scores = np.asarray(self.weights[:, terms] @ self.idf[terms]).ravel()
-        top = np.argsort(-scores, kind="stable")[:limit]
-        return [Hit(self.ids[i], float(scores[i]), {}) for i in top if scores[i] > 0]
+        found_ids: list[str] = []
+        found_scores: list[np.ndarray] = []
+        for segment, keep, norm in zip(self._segments, self._alive, self._norms, strict=True):
+            scores = np.zeros(len(segment.ids), dtype=np.float32)
+            counts = segment.counts
+            for term in terms:  # one fixed order: the same sums on every index
+                if term >= counts.shape[1]:
+                    continue
+                span = slice(counts.indptr[term], counts.indptr[term + 1])
+                rows, tf = counts.indices[span], counts.data[span]
+                scores[rows] += self.idf[term] * (tf * (_K1 + 1) / (tf + norm[rows]))
+            hit = np.flatnonzero((scores > 0) & keep)
+            found_ids.extend(segment.ids[i] for i in hit.tolist())
+            found_scores.append(scores[hit])
+        if not found_ids:
+            return []
+        scores = np.concatenate(found_scores)
+        if len(scores) > limit:  # every passage scoring at least the limit-th best
+            floor = np.partition(scores, len(scores) - limit)[len(scores) - limit]
+            chosen = np.flatnonzero(scores >= floor).tolist()
+        else:
+            chosen = range(len(scores))
+        best = sorted(chosen, key=lambda i: (-float(scores[i]), found_ids[i]))[:limit]
+        return [Hit(found_ids[i], float(scores[i]), {}) for i in best]
 
 
 def passage_bm25(pairs: list[tuple[str, str]]) -> LocalBM25:
-    """The BM25 index of (passage id, text) pairs, in id order whatever order they came in.
-
-    Every search backend builds its index this way, so equal scores break the same way and
-    each backend returns the same passages.
-    """
+    """The BM25 index of (passage id, text) pairs, in id order whatever order they came in."""
     pairs = sorted(pairs)
     index = LocalBM25([pid for pid, _ in pairs], [text for _, text in pairs])
     log.info("built local BM25 over %d passages", len(pairs))
     return index
+
+
+def carried_bm25(previous: LocalBM25, passage_ids: list[str], stale: set[str],
+                 text_of: Callable[[list[str]], dict[str, str]]) -> LocalBM25:
+    """`previous` brought to the passages `passage_ids`: those it lacks and those whose text
+    changed (`stale`) are added with their texts (`text_of`: id -> text for the ids given;
+    an id it leaves out is not indexed), those no longer listed are removed."""
+    current = set(passage_ids)
+    removed = [pid for pid in previous.ids if pid not in current or pid in stale]
+    wanted = [pid for pid in passage_ids if pid not in previous or pid in stale]
+    texts = text_of(wanted) if wanted else {}
+    return previous.updated(removed, [(pid, texts[pid]) for pid in wanted if pid in texts])

@@ -60,7 +60,7 @@ class EntityLinker:
     """An index of entity names for linking questions and user-given names to the graph."""
 
     def __init__(self, names: list[str]) -> None:
-        self.names = names
+        self.names = list(names)  # its own: a graph's list may grow after
         self.by_key: dict[str, list[int]] = {}
         self.unspaced: list[tuple[str, int]] = []
         for index, name in enumerate(names):
@@ -72,6 +72,34 @@ class EntityLinker:
                 self.unspaced.append((key, index))
         self.keys = list(self.by_key)
         self._fuzzy_index: FuzzyIndex | None = None
+
+    def extends_to(self, names: list[str]) -> bool:
+        """Whether `names` are this linker's names with more after them (entities added,
+        none removed or renamed: what `extended` can follow)."""
+        return len(names) >= len(self.names) and names[:len(self.names)] == self.names
+
+    def extended(self, names: list[str]) -> EntityLinker:
+        """The linker `EntityLinker(names)` would build, for names that `extends_to`: this
+        one's lookups with the new names added, at the cost of the new names (this linker
+        is not changed: queries may use it meanwhile)."""
+        new = EntityLinker.__new__(EntityLinker)
+        new.names, new.by_key, new.unspaced = list(names), dict(self.by_key), list(self.unspaced)
+        added: list[str] = []
+        for index in range(len(self.names), len(names)):
+            key = match_key(names[index])
+            if not key or key in STOPWORDS:
+                continue
+            if key in new.by_key:
+                new.by_key[key] = [*new.by_key[key], index]
+            else:
+                new.by_key[key] = [index]
+                added.append(key)
+            if _has_unspaced_script(key):
+                new.unspaced.append((key, index))
+        new.keys = self.keys + added
+        fuzzy = self._fuzzy_index
+        new._fuzzy_index = None if fuzzy is None else fuzzy.extended(added)
+        return new
 
     @property
     def fuzzy(self) -> FuzzyIndex:

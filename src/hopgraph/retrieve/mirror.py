@@ -15,7 +15,7 @@ import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
-from hopgraph.retrieve.lexical import passage_bm25
+from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.store import MilvusStore
 
 log = logging.getLogger(__name__)
@@ -67,9 +67,13 @@ class MemorySearcher:
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
                  vectors: dict[str, np.ndarray | None] | None = None,
-                 known_texts: dict[str, str] | None = None) -> None:
+                 known_texts: dict[str, str] | None = None,
+                 previous: object | None = None, stale: frozenset[str] = frozenset()
+                 ) -> None:
         """`known_texts`: passage texts still current from an earlier mirror (after a
-        change only the new passages' texts are read from Milvus)."""
+        change only the new passages' texts are read from Milvus); `previous`: a searcher
+        of an earlier state of the graph, whose BM25 index (if built) is brought up to date
+        rather than built again (`stale`: passages whose text changed since)."""
         self.store = store
         self.graph = graph
         started = time.perf_counter()
@@ -84,7 +88,12 @@ class MemorySearcher:
                                     vectors.get("passages"), "passages", texts,
                                     known_texts or {})
         ids = self._passages.ids
-        self._bm25 = passage_bm25([(pid, texts[pid]) for pid in ids if pid in texts])
+        earlier = getattr(previous, "bm25", None)
+        if earlier is not None:
+            self._bm25 = carried_bm25(earlier, ids, set(stale),
+                                      lambda wanted: {p: texts[p] for p in wanted if p in texts})
+        else:
+            self._bm25 = passage_bm25([(pid, texts[pid]) for pid in ids if pid in texts])
         self._texts = texts
         log.info("mirrored %d relations, %d entities, %d passages in memory in %.1fs",
                  len(self._relations.ids), len(self._entities.ids), len(ids),
@@ -153,6 +162,11 @@ class MemorySearcher:
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
         """Top-`limit` passages per query by local BM25."""
         return [self._bm25.search(q, limit) for q in queries]
+
+    @property
+    def bm25(self) -> LocalBM25:
+        """The BM25 index (a later searcher may carry it over)."""
+        return self._bm25
 
     @property
     def passage_texts(self) -> dict[str, str]:

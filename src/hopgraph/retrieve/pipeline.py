@@ -35,19 +35,31 @@ class Retriever:
 
     @classmethod
     def over(cls, state: GraphState, embedder: Embedder, llm: LLMClient | None,
-             memory_limit: int | None, scan: bool = True) -> Retriever:
+             memory_limit: int | None, scan: bool = True,
+             previous: Retriever | None = None, stale: frozenset[str] = frozenset()
+             ) -> Retriever:
         """A retriever over the state's current graph, searching where `memory_limit` says
         (`search.make_searcher`); vectors a new mirror had to read from Milvus are handed to
-        the state, to be kept on disk for the next process."""
+        the state, to be kept on disk for the next process. With the `previous` retriever
+        (of an earlier state of the same graph; `stale`: passages whose text changed since),
+        its BM25 index and entity linker are carried over and brought up to date rather
+        than built again (the cost of the change, not of the graph)."""
         searcher = make_searcher(state.store, state.graph, memory_limit,
                                  state.current_vectors(), scan=scan,
-                                 known_texts=state.passage_texts)
+                                 known_texts=state.passage_texts,
+                                 previous=None if previous is None else previous.search,
+                                 stale=stale)
         if isinstance(searcher, MemorySearcher):
             state.passage_texts = dict(searcher.passage_texts)  # a write edits the copy
+        else:  # the texts followed since the last one: in its BM25 index now, if it has one
+            state.passage_texts = {}
         if isinstance(searcher, MemorySearcher) and searcher.scanned:
             state.keep_vectors({kind: matrix for kind, matrix in searcher.matrices().items()
                                 if kind in searcher.scanned})
-        return cls(state.graph, embedder, searcher, llm)
+        made = cls(state.graph, embedder, searcher, llm)
+        if previous is not None:
+            made.ctx.linker_from = previous.ctx.linker_base()
+        return made
 
     @property
     def graph(self) -> KnowledgeGraph:

@@ -24,7 +24,7 @@ from hopgraph.config import DEFAULT_MEMORY_LIMIT
 from hopgraph.embed.base import unit
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
-from hopgraph.retrieve.lexical import LocalBM25, passage_bm25
+from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.retrieve.mirror import MemorySearcher
 from hopgraph.store import MilvusStore
 from hopgraph.store.vectors import KINDS
@@ -49,16 +49,37 @@ class Searcher(Protocol):
 
     def texts(self, passage_ids: list[str]) -> dict[str, str]: ...
 
+    @property
+    def bm25(self) -> LocalBM25 | None: ...
+
 
 class MilvusSearcher:
     """Dense searches in Milvus (COSINE); known relations scored from their stored vectors;
     BM25 from the local index (`lexical`), as on every backend."""
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
-                 vectors: dict[str, np.ndarray | None] | None = None) -> None:
+                 vectors: dict[str, np.ndarray | None] | None = None,
+                 known_texts: dict[str, str] | None = None,
+                 previous: Searcher | None = None, stale: frozenset[str] = frozenset()
+                 ) -> None:
+        """`previous`: a searcher of an earlier state of the graph, whose BM25 index (if it
+        built one) is brought up to date here (`stale`: passages whose text changed since;
+        `known_texts`: current texts, read before Milvus)."""
         self.store = store
         self.graph = graph
         self._bm25: LocalBM25 | None = None
+        earlier = previous.bm25 if previous is not None else None
+        if earlier is not None:
+            known = known_texts or {}
+
+            def text_of(ids: list[str]) -> dict[str, str]:
+                found = {pid: known[pid] for pid in ids if pid in known}
+                rest = [pid for pid in ids if pid not in found]
+                found.update((row["id"], row["text"]) for row in
+                             store.get(store.passages, rest, ["id", "text"]))
+                return found
+
+            self._bm25 = carried_bm25(earlier, graph.passage_ids, set(stale), text_of)
         # Relation vectors on disk in graph order (store.vectors), when they are current.
         self._relation_vectors = (vectors or {}).get("relations")
 
@@ -99,11 +120,18 @@ class MilvusSearcher:
 
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
         """Top-`limit` passages per query by BM25 (the local index, built on first use)."""
-        if self._bm25 is None:
+        if self._bm25 is None:  # the graph's passages (Milvus may hold newer ones)
+            index = self.graph.passage_index
             pairs = [(row["id"], row["text"])
-                     for row in self.store.scan(self.store.passages, ["id", "text"])]
+                     for row in self.store.scan(self.store.passages, ["id", "text"])
+                     if row["id"] in index]
             self._bm25 = passage_bm25(pairs)
         return [self._bm25.search(q, limit) for q in queries]
+
+    @property
+    def bm25(self) -> LocalBM25 | None:
+        """The BM25 index, if built (a later searcher may carry it over)."""
+        return self._bm25
 
     def texts(self, passage_ids: list[str]) -> dict[str, str]:
         """Passage texts by id, fetched from Milvus."""
@@ -119,7 +147,9 @@ def _cosines(qvec: np.ndarray, matrix: np.ndarray, relations: list[int]) -> dict
 
 def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int | None,
                   vectors: dict[str, np.ndarray | None] | None = None,
-                  scan: bool = True, known_texts: dict[str, str] | None = None) -> Searcher:
+                  scan: bool = True, known_texts: dict[str, str] | None = None,
+                  previous: Searcher | None = None, stale: frozenset[str] = frozenset()
+                  ) -> Searcher:
     """The in-process mirror when every collection is within `memory_limit` rows, else Milvus.
 
     `memory_limit` None: any size on Milvus Lite (its own search walks every row in Python,
@@ -127,13 +157,15 @@ def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int |
     DEFAULT_MEMORY_LIMIT rows with a server (whose index beats a scan on large graphs).
     `vectors` are the current on-disk vectors (graph order), if any; with `scan=False` the
     mirror is used only when all of them are, never reading vectors back from Milvus.
-    `known_texts`: passage texts an earlier mirror read that are still current.
+    `known_texts`: passage texts an earlier mirror read that are still current; `previous`:
+    the searcher of an earlier state of the graph, whose BM25 index is carried over
+    (`stale`: passages whose text changed since).
     """
     if memory_limit is None:
         memory_limit = sys.maxsize if store.is_local else DEFAULT_MEMORY_LIMIT
     largest = max(len(graph.relation_ids), len(graph.entity_ids), len(graph.passage_ids))
     on_disk = vectors is not None and all(vectors.get(kind) is not None for kind in KINDS)
     if memory_limit > 0 and largest <= memory_limit and (scan or on_disk):
-        return MemorySearcher(store, graph, vectors, known_texts)
+        return MemorySearcher(store, graph, vectors, known_texts, previous, stale)
     store.ensure_all_loaded()
-    return MilvusSearcher(store, graph, vectors)
+    return MilvusSearcher(store, graph, vectors, known_texts, previous, stale)

@@ -43,7 +43,13 @@ class Collections:
 
     @property
     def _reads(self) -> str:
-        return _STRONG if getattr(self._strong, "on", False) else _READS
+        return _STRONG if self.strong_now else _READS
+
+    @property
+    def strong_now(self) -> bool:
+        """Whether this thread's reads are strong (`strong_reads`): what reads made for it
+        on other threads pass as `strong`."""
+        return bool(getattr(self._strong, "on", False))
 
     @contextmanager
     def strong_reads(self) -> Iterator[None]:

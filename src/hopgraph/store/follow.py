@@ -26,7 +26,7 @@ from hopgraph.store.milvus import MilvusStore
 from hopgraph.store.vectors import KINDS
 
 _FIELDS = {
-    "passages": ["id", "doc_id"],
+    "passages": ["id", "doc_id", "text"],
     "entities": ["id", "name"],
     "relations": ["id", "subject_id", "object_id", "text", "passage_ids"],
 }
@@ -41,6 +41,7 @@ class Absorbed:
     masks: dict[str, np.ndarray] = field(default_factory=dict)
     added: dict[str, np.ndarray | None] = field(default_factory=dict)
     changed: int = 0  # rows added, changed or removed
+    texts: dict[str, str] = field(default_factory=dict)  # the passages read, by id
 
 
 def touched(parts: Iterable[Part]) -> dict[str, set[str]]:
@@ -74,7 +75,8 @@ def absorb(store: MilvusStore, graph: KnowledgeGraph, parts: list[Part],
     # three kinds are read at once.
     with ThreadPoolExecutor(max_workers=len(KINDS)) as pool:
         rows = dict(zip(KINDS, pool.map(fetch, KINDS), strict=True))
-    result = Absorbed(graph.copy())
+    result = Absorbed(graph.copy(), texts={pid: row["text"]
+                                           for pid, row in rows["passages"].items()})
     _remove(result, ids, rows)
     _add(result, rows, dim)
     return result

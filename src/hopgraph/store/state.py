@@ -16,7 +16,10 @@ Milvus holds the graph; this process keeps caches of it, each valid for one know
 - **the retriever** (whatever `retriever(build)` built: search mirror, BM25, linker): built
   on first use from the current graph; dropped whenever the graph changes (a write starts,
   even one that fails; a refresh applies something), on `fork`, and when the caller says its
-  settings changed (`forget_retriever`).
+  settings changed (`forget_retriever`). The next one is built from the last one and the
+  passages touched since (`stale_passages`), so that its BM25 index and linker cost the
+  change, not the graph; not after a reload, a change of settings, or while a write is
+  under way (it then starts afresh).
 
 Writes go through `store.writes.WriteSession` (the writer lease, the change log, the
 unfinished documents); `begin` catches the graph up under the lease before anything is
@@ -60,6 +63,9 @@ class GraphState(Generic[R]):
         self.applied = (0, CLOSED)  # (write, part) up to which the graph follows the log
         self.source = ""  # where the graph was read from: "snapshot" or "Milvus"
         self._retriever: R | None = None
+        self._previous: R | None = None  # the last retriever built: the next one's start
+        self.stale_passages: set[str] = set()  # texts changed since it was built
+        self._writing = 0  # writes under way in this process
         self.passage_texts: dict[str, str] = {}  # read by the last mirror, still current
         self.stopped: dict[str, str] = {}  # unfinished documents of writes that stopped
         self.under_way: dict[str, str] = {}  # documents of a write under way
@@ -78,6 +84,7 @@ class GraphState(Generic[R]):
         """The graph from its snapshot when that is current, else rebuilt from Milvus."""
         started = time.perf_counter()
         self.passage_texts = {}
+        self._previous = None
         meta = self.store.fresh_meta()
         path, writes = self.store.snapshot_path(), int(meta.get("writes", 0))
         self.stopped = stopped_of(meta)
@@ -121,7 +128,7 @@ class GraphState(Generic[R]):
             file.discard()
         self.graph = KnowledgeGraph()
         self.passage_texts = {}
-        self._retriever = None
+        self._retriever = self._previous = None
         return found
 
     # --- the vector files -------------------------------------------------------------------
@@ -170,10 +177,13 @@ class GraphState(Generic[R]):
                     return True
             current = self.vectors_current()
             parts = pending.settled + pending.tail
-            for pid in follow.touched(parts)["passages"]:  # their texts may have changed
-                self.passage_texts.pop(pid, None)
             done = follow.absorb(self.store, self.graph, parts,
                                  self.dim if current else None)
+            touched = follow.touched(parts)["passages"]  # their texts may have changed
+            self.stale_passages.update(touched)
+            for pid in touched:
+                self.passage_texts.pop(pid, None)
+            self.passage_texts.update(done.texts)
             if meta is not None:
                 self.stopped = stopped_of(meta.result())
         seq, part = pending.last
@@ -213,16 +223,23 @@ class GraphState(Generic[R]):
 
     # --- the retriever ----------------------------------------------------------------------
 
-    def retriever(self, build: Callable[[], R]) -> R:
-        """The retriever over the current graph, built by `build` when there is none."""
+    def retriever(self, build: Callable[[R | None, frozenset[str]], R]) -> R:
+        """The retriever over the current graph, built by `build(previous, stale)` when there
+        is none: `previous` is the last one built (None: start afresh), `stale` the passages
+        whose text changed since."""
         if self._retriever is None:
-            self._retriever = build()
+            if self._writing:  # the graph is changing: build from it alone, start no chain
+                self._retriever = build(None, frozenset())
+                return self._retriever
+            stale = frozenset(self.stale_passages)
+            self._retriever = self._previous = build(self._previous, stale)
+            self.stale_passages.difference_update(stale)
         return self._retriever
 
     def forget_retriever(self) -> None:
-        """Drop the retriever: the next `retriever` call builds a new one (after a change of
-        the graph, or of how it should search)."""
-        self._retriever = None
+        """Drop the retriever: the next `retriever` call builds a new one from scratch
+        (after a change of how it should search)."""
+        self._retriever = self._previous = None
 
     # --- writes ----------------------------------------------------------------------------
 
@@ -232,15 +249,20 @@ class GraphState(Generic[R]):
         a dead writer's write, catch the graph up, load the collections, drop the
         retriever. Rows change only after `Write.touch`."""
         session = WriteSession(self.store, doing)
-        session.start(waiting)
+        closed = session.start(waiting)
         try:
-            self.refresh()
+            if session.quiet and self.applied == (closed, CLOSED):
+                self.under_way, self._open = {}, {}  # nothing after our last look
+            else:
+                self.refresh()
             self.store.ensure_all_loaded()
         except BaseException as exc:
             session.stop(str(exc))
             raise
         self._retriever = None
-        return Write(session, self.vectors_current(), self.passage_texts)
+        self._writing += 1
+        return Write(session, self.vectors_current(), self.passage_texts,
+                     self.stale_passages)
 
     def vector_sink(self, write: Write) -> Callable[[str, np.ndarray], None] | None:
         """Where a write appends the vectors of rows it adds (None: they are stale)."""
@@ -262,6 +284,13 @@ class GraphState(Generic[R]):
         """After a write: trust the vectors only if they hold the graph's rows; if anything
         was written, flush, close the write (documents `completed` are whole) and snapshot
         the graph."""
+        try:
+            self._finish(write, completed)
+        finally:
+            self._writing -= 1
+            self._retriever = None  # one built during the write saw it half done
+
+    def _finish(self, write: Write, completed: Iterable[str]) -> None:
         self._check_vectors(write)
         if write.session.seq is not None and self.store.is_local:
             try:  # Milvus Lite searches unflushed rows ~30x slower; a server seals its own
@@ -281,6 +310,7 @@ class GraphState(Generic[R]):
         """After a write that failed: what it touched is unfinished; the graph keeps what
         it changed (the log's re-read of those ids corrects it on the next refresh)."""
         self._retriever = None
+        self._writing -= 1
         self._check_vectors(write)
         write.session.stop(reason)
         self.stopped = stopped_of(write.session.meta)

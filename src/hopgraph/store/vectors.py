@@ -80,27 +80,39 @@ class MemoryVectors(VectorFile):
 
     def __init__(self, dim: int) -> None:
         super().__init__(Path(os.devnull), dim)
-        self._blocks: list[np.ndarray] = []  # appended in blocks, joined when read
+        # Rows live in the first `_rows` rows of `_buffer`, which grows by half when full:
+        # an append writes past the rows that searchers already hold views of, never over
+        # them, and costs the rows added (amortized), not the rows kept.
+        self._buffer = np.zeros((0, dim), dtype=np.float32)
+        self._rows = 0
 
     def rows(self) -> int:
-        return sum(len(block) for block in self._blocks)
+        return self._rows
 
     def append(self, vectors: np.ndarray) -> None:
-        self._blocks.append(np.array(vectors, dtype=np.float32).reshape(-1, self.dim))
+        vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
+        end = self._rows + len(vectors)
+        if end > len(self._buffer):
+            grown = np.zeros((max(end, len(self._buffer) * 3 // 2, 1024), self.dim),
+                             dtype=np.float32)
+            grown[:self._rows] = self._buffer[:self._rows]
+            self._buffer = grown
+        self._buffer[self._rows:end] = vectors
+        self._rows = end
 
     def write(self, vectors: np.ndarray) -> None:
-        self._blocks = [np.array(vectors, dtype=np.float32).reshape(-1, self.dim)]
+        self._buffer = np.array(vectors, dtype=np.float32).reshape(-1, self.dim)
+        self._rows = len(self._buffer)
 
     def discard(self) -> None:
-        self._blocks = []
+        self._buffer = np.zeros((0, self.dim), dtype=np.float32)
+        self._rows = 0
 
     def read(self, rows: int) -> np.ndarray | None:
-        if rows == 0 or self.rows() != rows:
+        if rows == 0 or self._rows != rows:
             return None
-        if len(self._blocks) > 1:
-            self._blocks = [np.vstack(self._blocks)]
-        view = self._blocks[0].view()
-        view.flags.writeable = False  # a searcher keeps it; appends add new blocks
+        view = self._buffer[:rows].view()
+        view.flags.writeable = False  # a searcher keeps it; appends write past its rows
         return view
 
 

@@ -48,6 +48,7 @@ class WriteSession:
         self.docs: set[str] = set()
         self.completed: set[str] = set()  # what `writing` tells `finish`
         self.meta: dict = {}  # the meta row as of `recover` (no one else writes it now)
+        self.quiet = False  # whether `recover` found nothing logged after the last close
         self._strong: AbstractContextManager[None] | None = None
 
     @property
@@ -75,6 +76,7 @@ class WriteSession:
         meta = self.meta = self.store.fresh_meta()
         closed = int(meta.get("writes", 0))
         parts = self.log.since(closed, WHOLE)
+        self.quiet = not parts
         if not parts:
             return closed
         unfinished = dict(meta.get("unfinished", {}))
@@ -162,15 +164,17 @@ class Write:
     when it started."""
 
     def __init__(self, session: WriteSession, vectors_current: bool,
-                 texts: dict[str, str]) -> None:
+                 texts: dict[str, str], stale: set[str]) -> None:
         self.session = session
         self.vectors_current = vectors_current
         self.texts = texts  # the state's known passage texts, kept current
+        self.stale = stale  # the state's passages whose texts changed, kept current
 
     def touch(self, kind: str, ids: list[str], docs: Iterable[str]) -> None:
         """Announce a change of rows `ids` of `kind` (documents `docs`) before making it."""
         self.session.touch(kind, ids, docs)
         if kind == "passages":
+            self.stale.update(ids)
             for pid in ids:
                 self.texts.pop(pid, None)
 
