@@ -72,3 +72,17 @@ def test_ties_go_to_the_smaller_id_and_an_unchanged_index_is_kept() -> None:
     assert [h.id for h in index.updated(["a"], [("d", "river words")]).search("river", 3)] \
         == ["b", "d"]
     assert [h.id for h in index.search("river", 3)] == ["a", "b"]  # the old one unchanged
+
+
+def test_terms_no_passage_has_any_more_are_dropped() -> None:
+    from hopgraph.retrieve.lexical import passage_bm25
+
+    index = passage_bm25([("a", "river"), ("b", "river basel")])
+    for step in range(300):  # a passage whose text changes every time
+        index = index.updated(["b"], [("b", f"river word{step} other{step}")])
+    assert len(index.vocab) < 40
+    assert [h.id for h in index.search("word299", 2)] == ["b"]
+    assert index.search("word5", 2) == [] and index.search("basel", 2) == []
+    fresh = passage_bm25([("a", "river"), ("b", "river word299 other299")])
+    assert [(h.id, h.score) for h in index.search("river word299", 2)] \
+        == [(h.id, h.score) for h in fresh.search("river word299", 2)]

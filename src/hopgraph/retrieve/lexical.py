@@ -164,6 +164,14 @@ class LocalBM25:
         removed rows."""
         merged = _Segment.merged(list(zip(segments[start:], alive[start:], strict=True)),
                                  len(self.vocab))
+        if start == 0:  # one segment: the terms no passage has any more go
+            live = np.flatnonzero(df > 0)
+            renumber = np.full(len(df), -1, dtype=np.int64)
+            renumber[live] = np.arange(len(live))
+            self.vocab = {term: int(renumber[col]) for term, col in self.vocab.items()
+                          if renumber[col] >= 0}
+            rows = merged.rows[:, live].tocsr()
+            merged, df = _Segment(merged.ids, rows.tocsc(), rows, merged.lengths), df[live]
         segments = [*segments[:start], merged]
         alive = [*alive[:start], np.ones(len(merged.ids), dtype=bool)]
         where = {pid: (s, row) for s, segment in enumerate(segments)

@@ -49,11 +49,13 @@ class Retriever:
                                  known_texts=state.passage_texts,
                                  previous=None if previous is None else previous.search,
                                  stale=stale)
-        if isinstance(searcher, MemorySearcher):
+        if state.writing:  # built on a graph being written: the state keeps nothing of it
+            pass
+        elif isinstance(searcher, MemorySearcher):
             state.passage_texts = dict(searcher.passage_texts)  # a write edits the copy
         else:  # the texts followed since the last one: in its BM25 index now, if it has one
             state.passage_texts = {}
-        if isinstance(searcher, MemorySearcher) and searcher.scanned:
+        if not state.writing and isinstance(searcher, MemorySearcher) and searcher.scanned:
             state.keep_vectors({kind: matrix for kind, matrix in searcher.matrices().items()
                                 if kind in searcher.scanned})
         made = cls(state.graph, embedder, searcher, llm)

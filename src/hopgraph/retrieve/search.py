@@ -76,7 +76,7 @@ class MilvusSearcher:
                 found = {pid: known[pid] for pid in ids if pid in known}
                 rest = [pid for pid in ids if pid not in found]
                 found.update((row["id"], row["text"]) for row in
-                             store.get(store.passages, rest, ["id", "text"]))
+                             store.get(store.passages, rest, ["id", "text"], strong=True))
                 return found
 
             self._bm25 = carried_bm25(earlier, graph.passage_ids, set(stale), text_of)

@@ -64,7 +64,7 @@ class GraphState(Generic[R]):
         self.source = ""  # where the graph was read from: "snapshot" or "Milvus"
         self._retriever: R | None = None
         self._previous: R | None = None  # the last retriever built: the next one's start
-        self.stale_passages: set[str] = set()  # texts changed since it was built
+        self.stale_passages: set[str] = set()  # texts changed since (with a last one)
         self._writing = 0  # writes under way in this process
         self.passage_texts: dict[str, str] = {}  # read by the last mirror, still current
         self.stopped: dict[str, str] = {}  # unfinished documents of writes that stopped
@@ -85,6 +85,7 @@ class GraphState(Generic[R]):
         started = time.perf_counter()
         self.passage_texts = {}
         self._previous = None
+        self.stale_passages.clear()
         meta = self.store.fresh_meta()
         path, writes = self.store.snapshot_path(), int(meta.get("writes", 0))
         self.stopped = stopped_of(meta)
@@ -129,6 +130,7 @@ class GraphState(Generic[R]):
         self.graph = KnowledgeGraph()
         self.passage_texts = {}
         self._retriever = self._previous = None
+        self.stale_passages.clear()
         return found
 
     # --- the vector files -------------------------------------------------------------------
@@ -180,10 +182,11 @@ class GraphState(Generic[R]):
             done = follow.absorb(self.store, self.graph, parts,
                                  self.dim if current else None)
             touched = follow.touched(parts)["passages"]  # their texts may have changed
-            self.stale_passages.update(touched)
             for pid in touched:
                 self.passage_texts.pop(pid, None)
-            self.passage_texts.update(done.texts)
+            if self._previous is not None:  # kept only for a next retriever to carry over
+                self.stale_passages.update(touched)
+                self.passage_texts.update(done.texts)
             if meta is not None:
                 self.stopped = stopped_of(meta.result())
         seq, part = pending.last
@@ -240,6 +243,12 @@ class GraphState(Generic[R]):
         """Drop the retriever: the next `retriever` call builds a new one from scratch
         (after a change of how it should search)."""
         self._retriever = self._previous = None
+        self.stale_passages.clear()
+
+    @property
+    def writing(self) -> bool:
+        """Whether a write of this process is under way (the graph is changing)."""
+        return self._writing > 0
 
     # --- writes ----------------------------------------------------------------------------
 
@@ -262,7 +271,7 @@ class GraphState(Generic[R]):
         self._retriever = None
         self._writing += 1
         return Write(session, self.vectors_current(), self.passage_texts,
-                     self.stale_passages)
+                     self.stale_passages if self._previous is not None else None)
 
     def vector_sink(self, write: Write) -> Callable[[str, np.ndarray], None] | None:
         """Where a write appends the vectors of rows it adds (None: they are stale)."""

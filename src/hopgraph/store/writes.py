@@ -164,17 +164,18 @@ class Write:
     when it started."""
 
     def __init__(self, session: WriteSession, vectors_current: bool,
-                 texts: dict[str, str], stale: set[str]) -> None:
+                 texts: dict[str, str], stale: set[str] | None) -> None:
         self.session = session
         self.vectors_current = vectors_current
         self.texts = texts  # the state's known passage texts, kept current
-        self.stale = stale  # the state's passages whose texts changed, kept current
+        self.stale = stale  # the state's passages whose texts changed (None: not kept)
 
     def touch(self, kind: str, ids: list[str], docs: Iterable[str]) -> None:
         """Announce a change of rows `ids` of `kind` (documents `docs`) before making it."""
         self.session.touch(kind, ids, docs)
         if kind == "passages":
-            self.stale.update(ids)
+            if self.stale is not None:
+                self.stale.update(ids)
             for pid in ids:
                 self.texts.pop(pid, None)
 
