@@ -83,7 +83,7 @@ class GraphRAG:
     @property
     def vector_files(self) -> dict[str, VectorFile]:
         """The entity, relation and passage vectors on disk, in graph order."""
-        return self.state.vector_files
+        return self.state.vectors.files
 
     @property
     def llm(self) -> LLMClient | None:

@@ -9,10 +9,10 @@ Milvus holds the graph; this process keeps caches of it, each valid for one know
   own writes, which change it in step with Milvus. `applied` is how far in the log it is.
 - **the snapshot** (`store.snapshot_path()`): saved when this process closes a write (it
   then holds the graph as of that write: it caught up under the writer lease).
-- **the vectors** (`vector_files`, graph order): files beside the snapshot on Milvus Lite
-  (one process), kept in memory with a server (`store.vectors.MemoryVectors`); trusted
-  only when they hold as many rows as the graph; appended by writes and refreshes that
-  started with them current, compacted by removals, discarded otherwise.
+- **the vectors** (`vectors`, graph order, `store.vectors.GraphVectors`): files beside the
+  snapshot on Milvus Lite (one process), in memory with a server; trusted only when they
+  hold as many rows as the graph; appended by writes and refreshes that started with them
+  current, compacted by removals, discarded otherwise.
 - **the retriever** (whatever `retriever(build)` built: search mirror, BM25, linker): built
   on first use from the current graph; dropped whenever the graph changes (a write starts,
   even one that fails; a refresh applies something), on `fork`, and when the caller says its
@@ -41,7 +41,7 @@ from hopgraph.store import follow, snapshot
 from hopgraph.store.changes import WHOLE, ChangeLog
 from hopgraph.store.follow import scan_graph, sizes
 from hopgraph.store.milvus import MilvusStore
-from hopgraph.store.vectors import KINDS, vector_files
+from hopgraph.store.vectors import GraphVectors, vector_files
 from hopgraph.store.writes import Write, WriteSession, stopped_of
 
 log = logging.getLogger(__name__)
@@ -58,8 +58,8 @@ class GraphState(Generic[R]):
         self.store = store
         self.dim = dim
         self.log = ChangeLog(store, store.changes)
-        self.vector_files = vector_files(store.snapshot_path(), dim, shared=store.is_local)
-        self.vector_rows: dict[str, int] = {}
+        self.vectors = GraphVectors(vector_files(store.snapshot_path(), dim,
+                                                 shared=store.is_local))
         self.applied = (0, CLOSED)  # (write, part) up to which the graph follows the log
         self.source = ""  # where the graph was read from: "snapshot" or "Milvus"
         self._retriever: R | None = None
@@ -93,13 +93,10 @@ class GraphState(Generic[R]):
         saved = snapshot.load(path, self.store.graph, writes)
         if saved is None:
             graph, self.source = scan_graph(self.store), "Milvus"
-            for file in self.vector_files.values():  # not known to match this graph
-                file.discard()
-            self.vector_rows = {kind: 0 if not size else -1
-                                for kind, size in sizes(graph).items()}
+            self.vectors.unknown(sizes(graph))  # not known to match this graph
             self._save_snapshot(graph, writes)
         else:
-            graph, self.vector_rows, self.source = saved.graph, saved.vector_rows, "snapshot"
+            graph, self.vectors.rows, self.source = saved.graph, saved.vector_rows, "snapshot"
         log.info("loaded graph %s from %s: %d entities, %d relations in %.2fs",
                  self.store.graph, self.source, len(graph.entity_ids), len(graph.relations),
                  time.perf_counter() - started)
@@ -110,7 +107,7 @@ class GraphState(Generic[R]):
         the next open's speed, so it is logged."""
         path = self.store.snapshot_path()
         try:
-            snapshot.save(graph, path, self.store.graph, writes, self.vector_rows)
+            snapshot.save(graph, path, self.store.graph, writes, self.vectors.rows)
         except OSError as exc:
             log.warning("could not save the graph snapshot %s (%s); the next open rebuilds "
                         "the graph from Milvus", path, exc)
@@ -125,8 +122,7 @@ class GraphState(Generic[R]):
         """Delete the graph's collections, snapshot and vector files; whether it existed."""
         found = self.store.drop()
         self.store.snapshot_path().unlink(missing_ok=True)
-        for file in self.vector_files.values():
-            file.discard()
+        self.vectors.unknown({})
         self.graph = KnowledgeGraph()
         self.passage_texts = {}
         self._retriever = self._previous = None
@@ -137,21 +133,16 @@ class GraphState(Generic[R]):
 
     def vectors_current(self) -> bool:
         """Whether every vector file holds exactly the graph's rows, as the snapshot says."""
-        return all(self.vector_rows.get(kind) == size == self.vector_files[kind].rows()
-                   for kind, size in sizes(self.graph).items())
+        return self.vectors.current(sizes(self.graph))
 
     def current_vectors(self) -> dict[str, np.ndarray | None]:
         """The on-disk vectors that match the graph (memory maps), by kind (None: stale)."""
-        return {kind: self.vector_files[kind].read(size)
-                if self.vector_rows.get(kind) == size else None
-                for kind, size in sizes(self.graph).items()}
+        return self.vectors.matching(sizes(self.graph))
 
     def keep_vectors(self, matrices: dict[str, np.ndarray]) -> None:
         """Keep vectors read back from Milvus (graph order, by kind): on disk for the next
         process on Milvus Lite, in memory with a server."""
-        for kind, matrix in matrices.items():
-            self.vector_files[kind].write(matrix)
-            self.vector_rows[kind] = len(matrix)
+        self.vectors.keep(matrices)
         if self.store.is_local and self.applied[1] == CLOSED:
             self._save_snapshot(self.graph, self.applied[0])
 
@@ -190,8 +181,7 @@ class GraphState(Generic[R]):
             if meta is not None:
                 self.stopped = stopped_of(meta.result())
         seq, part = pending.last
-        closed = {p.seq for p in pending.closed}
-        self.applied = (seq, CLOSED) if seq in closed else (seq, part)
+        self.applied = (seq, CLOSED) if seq in {p.seq for p in pending.closed} else (seq, part)
         if not done.changed:
             return False
         self._take(done, current)
@@ -211,18 +201,7 @@ class GraphState(Generic[R]):
         """Make an absorbed change the graph, with the vectors in step."""
         self.graph = done.graph
         self._retriever = None
-        for kind in KINDS:
-            file = self.vector_files[kind]
-            mask = done.masks.get(kind)
-            added = done.added.get(kind)
-            ok = current and (mask is None or file.keep(mask)) and added is not None
-            if ok and len(added):
-                file.append(added)
-            if not ok or file.rows() != sizes(self.graph)[kind]:
-                file.discard()
-                self.vector_rows[kind] = -1
-            else:
-                self.vector_rows[kind] = file.rows()
+        self.vectors.follow(done.masks, done.added, current, sizes(self.graph))
 
     # --- the retriever ----------------------------------------------------------------------
 
@@ -275,9 +254,7 @@ class GraphState(Generic[R]):
 
     def vector_sink(self, write: Write) -> Callable[[str, np.ndarray], None] | None:
         """Where a write appends the vectors of rows it adds (None: they are stale)."""
-        if not write.vectors_current:
-            return None
-        return lambda kind, vectors: self.vector_files[kind].append(vectors)
+        return self.vectors.sink() if write.vectors_current else None
 
     def replace_graph(self, graph: KnowledgeGraph, masks: dict[str, np.ndarray],
                       write: Write) -> None:
@@ -285,9 +262,7 @@ class GraphState(Generic[R]):
         the same masks of rows kept (or discarded when they cannot be)."""
         self.graph = graph
         self._retriever = None
-        for kind, mask in masks.items():
-            if not (write.vectors_current and self.vector_files[kind].keep(mask)):
-                self.vector_files[kind].discard()
+        self.vectors.compact(masks, write.vectors_current)
 
     def finish(self, write: Write, completed: Iterable[str]) -> None:
         """After a write: trust the vectors only if they hold the graph's rows; if anything
@@ -300,7 +275,7 @@ class GraphState(Generic[R]):
             self._retriever = None  # one built during the write saw it half done
 
     def _finish(self, write: Write, completed: Iterable[str]) -> None:
-        self._check_vectors(write)
+        self.vectors.check(write.vectors_current, sizes(self.graph))
         if write.session.seq is not None and self.store.is_local:
             try:  # Milvus Lite searches unflushed rows ~30x slower; a server seals its own
                 self.store.flush()
@@ -320,14 +295,6 @@ class GraphState(Generic[R]):
         it changed (the log's re-read of those ids corrects it on the next refresh)."""
         self._retriever = None
         self._writing -= 1
-        self._check_vectors(write)
+        self.vectors.check(write.vectors_current, sizes(self.graph))
         write.session.stop(reason)
         self.stopped = stopped_of(write.session.meta)
-
-    def _check_vectors(self, write: Write) -> None:
-        for kind, size in sizes(self.graph).items():
-            file = self.vector_files[kind]
-            current = write.vectors_current and file.rows() == size
-            self.vector_rows[kind] = size if current else -1
-            if not current:
-                file.discard()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -124,3 +125,72 @@ def vector_files(snapshot_path: Path, dim: int, shared: bool = True
         return {kind: MemoryVectors(dim) for kind in KINDS}
     stem = snapshot_path.with_suffix("")
     return {kind: VectorFile(stem.with_name(f"{stem.name}.{kind}.f32"), dim) for kind in KINDS}
+
+
+class GraphVectors:
+    """The vectors that go with one graph, by kind (`files`), and how many rows each holds
+    for it as far as is known (`rows`: what the snapshot recorded, then kept in step; -1:
+    not known to match). Every method takes the graph's row counts (`follow.sizes`)."""
+
+    def __init__(self, files: dict[str, VectorFile]) -> None:
+        self.files = files
+        self.rows: dict[str, int] = {}
+
+    def current(self, sizes: dict[str, int]) -> bool:
+        """Whether every kind holds exactly the graph's rows, as recorded."""
+        return all(self.rows.get(kind) == size == self.files[kind].rows()
+                   for kind, size in sizes.items())
+
+    def matching(self, sizes: dict[str, int]) -> dict[str, np.ndarray | None]:
+        """The vectors that match the graph (memory maps on disk), by kind (None: stale)."""
+        return {kind: self.files[kind].read(size) if self.rows.get(kind) == size else None
+                for kind, size in sizes.items()}
+
+    def unknown(self, sizes: dict[str, int]) -> None:
+        """Forget every kind's vectors (a graph read back from Milvus)."""
+        for file in self.files.values():
+            file.discard()
+        self.rows = {kind: 0 if not size else -1 for kind, size in sizes.items()}
+
+    def keep(self, matrices: dict[str, np.ndarray]) -> None:
+        """Keep vectors read back from Milvus (graph order, by kind)."""
+        for kind, matrix in matrices.items():
+            self.files[kind].write(matrix)
+            self.rows[kind] = len(matrix)
+
+    def sink(self) -> Callable[[str, np.ndarray], None]:
+        """Where a write appends the vectors of the rows it adds, by kind."""
+        return lambda kind, vectors: self.files[kind].append(vectors)
+
+    def compact(self, masks: dict[str, np.ndarray], current: bool) -> None:
+        """Keep the rows of each mask (rows removed from the graph); discard a kind that
+        cannot be (`current`: whether the vectors matched the graph before)."""
+        for kind, mask in masks.items():
+            if not (current and self.files[kind].keep(mask)):
+                self.files[kind].discard()
+
+    def follow(self, masks: dict[str, np.ndarray], added: dict[str, np.ndarray | None],
+               current: bool, sizes: dict[str, int]) -> None:
+        """An absorbed change (`store.follow`): rows removed by the masks, then the added
+        rows' vectors appended (None: not read); a kind left unlike the graph is dropped."""
+        for kind in KINDS:
+            file, mask, more = self.files[kind], masks.get(kind), added.get(kind)
+            ok = current and (mask is None or file.keep(mask)) and more is not None
+            if ok and more is not None and len(more):
+                file.append(more)
+            self.settle(kind, ok, sizes[kind])
+
+    def check(self, current: bool, sizes: dict[str, int]) -> None:
+        """After a write: trust a kind only if it holds the graph's rows (`current`:
+        whether the write kept the vectors in step)."""
+        for kind, size in sizes.items():
+            self.settle(kind, current, size)
+
+    def settle(self, kind: str, ok: bool, size: int) -> None:
+        """Record a kind as holding the graph's `size` rows, or discard it."""
+        file = self.files[kind]
+        if ok and file.rows() == size:
+            self.rows[kind] = size
+        else:
+            file.discard()
+            self.rows[kind] = -1
