@@ -120,7 +120,7 @@ def test_bodies_over_the_limit_are_413(rag: GraphRAG) -> None:
     app = create_app(GraphService(rag), ServeSettings(max_body_bytes=1000))
     with TestClient(app) as small:
         declared = small.post("/documents", json={"rows": [{"passage": "x" * 2000}]})
-        assert declared.status_code == 413 and "1000 bytes" in declared.json()["detail"]
+        assert declared.status_code == 413 and "1000 bytes" in declared.json()["error"]["message"]
 
         def chunked() -> Iterator[bytes]:  # no content-length: counted as it arrives
             yield b'{"rows": ['
@@ -184,7 +184,7 @@ def test_entity_lookup(client: TestClient) -> None:
     assert "Daniel Bernoulli" in {n["name"] for n in body["neighbours"]}
     assert len(body["subgraph"]["edges"]) == len(body["relations"])
     missing = client.get("/entities/Nobody%20at%20all")
-    assert missing.status_code == 404 and "Nobody at all" in missing.json()["detail"]
+    assert missing.status_code == 404 and "Nobody at all" in missing.json()["error"]["message"]
 
 
 def test_documents_list_add_replace_delete(client: TestClient) -> None:

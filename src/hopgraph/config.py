@@ -144,22 +144,27 @@ DEFAULT_ANSWER_CACHE = 1024  # answers kept per graph version (a MuSiQue answer 
 class ServeSettings:
     """How `hopgraph serve` guards itself and what it keeps: the API key
     (HOPGRAPH_API_KEY), allowed CORS origins (HOPGRAPH_CORS_ORIGINS, comma-separated), the
-    largest request body, and how many answers it caches per graph version (`cache_size`: the
-    CLI hands it to `GraphService(..., cache_size=)`; `create_app` reads the other three)."""
+    Host names it answers to (HOPGRAPH_ALLOWED_HOSTS, comma-separated; empty: any, which
+    `hopgraph serve` never leaves it at), the largest request body, and how many answers it
+    caches per graph version (`cache_size`: the CLI hands it to `GraphService(...,
+    cache_size=)`; `create_app` reads the others)."""
 
     api_key: str | None = field(default=None, repr=False)
     cors_origins: list[str] = field(default_factory=list)
+    allowed_hosts: list[str] = field(default_factory=list)
     max_body_bytes: int = int(DEFAULT_MAX_BODY_MB * 1024 * 1024)
     cache_size: int = DEFAULT_ANSWER_CACHE
 
     @classmethod
     def load(cls, **overrides: Any) -> ServeSettings:
         """Settings from the environment, then non-None overrides."""
-        env = {"api_key": "HOPGRAPH_API_KEY", "cors_origins": "HOPGRAPH_CORS_ORIGINS"}
+        env = {"api_key": "HOPGRAPH_API_KEY", "cors_origins": "HOPGRAPH_CORS_ORIGINS",
+               "allowed_hosts": "HOPGRAPH_ALLOWED_HOSTS"}
         settings = from_env(cls, env, overrides)
-        if isinstance(settings.cors_origins, str):
-            settings.cors_origins = [origin.strip() for origin in
-                                     settings.cors_origins.split(",") if origin.strip()]
+        for name in ("cors_origins", "allowed_hosts"):
+            value = getattr(settings, name)
+            if isinstance(value, str):
+                setattr(settings, name, [v.strip() for v in value.split(",") if v.strip()])
         return settings
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import socket
 import sys
 
 from hopgraph.cli.common import llm_client, open_graph
@@ -20,6 +21,17 @@ def _loopback(host: str) -> bool:
         return False
 
 
+def default_hosts(host: str) -> list[str]:
+    """The Host names served when none are given: the bound address and the local names
+    (with a wildcard address, this machine's name too)."""
+    names = ["localhost", "127.0.0.1", "::1"]
+    if host in ("0.0.0.0", "::", ""):
+        names.append(socket.gethostname())
+    elif host not in names:
+        names.append(host)
+    return names
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Open the graph once and serve it until interrupted."""
     try:
@@ -31,7 +43,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.max_body_mb <= 0:
         raise UsageError(f"--max-body-mb must be positive, got {args.max_body_mb}")
     settings = ServeSettings.load(max_body_bytes=int(args.max_body_mb * 1024 * 1024),
-                                  cache_size=args.cache)
+                                  cache_size=args.cache, allowed_hosts=args.allowed_hosts)
+    settings.allowed_hosts = settings.allowed_hosts or default_hosts(args.host)
     key = settings.api_key
     if key is None and not _loopback(args.host):
         print(f"warning: serving on {args.host}, reachable from other machines, with no API "
@@ -40,6 +53,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     llm = llm_client(args)
     try:
         with open_graph(args, llm=llm) as rag:
+            if rag.store.is_local and not _loopback(args.host):
+                print("warning: this graph is a Milvus Lite file: while it is open, other "
+                      "processes on this machine can read and change it through Milvus "
+                      "Lite's own unauthenticated local port, whatever the API key; on a "
+                      "shared host use a Milvus server with a token", file=sys.stderr)
             service = GraphService(rag, llm, cache_size=settings.cache_size)
             print(f"hopgraph: serving graph {rag.store.graph!r} of {rag.store.uri} at "
                   f"http://{args.host}:{args.port}/ (API docs at /docs"
@@ -65,6 +83,10 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--max-body-mb", type=float, default=DEFAULT_MAX_BODY_MB, metavar="MB",
                    help=f"largest request body accepted ({DEFAULT_MAX_BODY_MB:g} MB; larger: "
                         "413)")
+    p.add_argument("--allowed-hosts", metavar="NAMES", default=None,
+                   help="Host header names served, comma-separated ('*.example.com' and '*' "
+                        "allowed; default: the bound address and localhost names; env "
+                        "HOPGRAPH_ALLOWED_HOSTS)")
     p.add_argument("--cache", type=int, default=DEFAULT_ANSWER_CACHE, metavar="N",
                    help="answers to repeated /query requests kept until the next write "
                         f"({DEFAULT_ANSWER_CACHE}; 0: none)")

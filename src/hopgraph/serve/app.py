@@ -2,30 +2,36 @@
 `run` serves it with uvicorn.
 
 Safety by default: it binds 127.0.0.1; with HOPGRAPH_API_KEY set every API request needs
-`Authorization: Bearer <key>`; request bodies are capped (413) and fields validated (422);
-CORS is off unless origins are configured; no endpoint fetches a URL, and the LLM's base URL
-comes only from the server's own settings.
+`Authorization: Bearer <key>`; request bodies are capped (413) and fields validated (422,
+NaN, infinities and lone surrogates included); a Host header outside the allowed names is
+refused (400: DNS rebinding); CORS is off unless origins are configured; no endpoint fetches
+a URL, and the LLM's base URL comes only from the server's own settings. Every error has
+one body (`serve.errors`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, FastAPI, HTTPException, Request
+from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import FileResponse, HTMLResponse, Response, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hopgraph.answer import stream_answer
 from hopgraph.config import NO_LLM_HELP, ServeSettings
-from hopgraph.errors import EmbedderError, HopgraphError, InputError, LLMError, UsageError
+from hopgraph.errors import LLMError
+from hopgraph.retrieve import registry
+from hopgraph.serve import errors
+from hopgraph.serve.errors import HTTPError, clip, described
+from hopgraph.serve.guards import BodyLimit, HostCheck
 from hopgraph.serve.models import (
     AskRequest,
     DocumentsRequest,
@@ -40,47 +46,96 @@ __all__ = ["ServeSettings", "create_app", "run"]
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
+SWAGGER_UI = "/static/vendor/swagger-ui-5.35.0"  # npm swagger-ui-dist (static/vendor says how)
+Bearer = Annotated[HTTPAuthorizationCredentials | None,
+                   Depends(HTTPBearer(auto_error=False, description="HOPGRAPH_API_KEY"))]
 
 
 def create_app(service: GraphService, settings: ServeSettings | None = None) -> FastAPI:
     """The app: API routes, the page at `/`, its files at `/static`, error handlers."""
     settings = settings or ServeSettings()
     app = FastAPI(title="hopgraph", summary="Graph RAG on Milvus: multi-hop retrieval, with "
-                  "the subgraph behind each answer", version="0.1.0")
-    api = APIRouter(dependencies=[Depends(_authorizer(settings.api_key))])
+                  "the subgraph behind each answer", version="0.1.0", docs_url=None,
+                  redoc_url=None)
+    api = APIRouter(dependencies=[Depends(_authorizer(settings.api_key)),
+                                  Depends(_strict_body)],
+                    responses=described(400, 401, 413, 422, 500, 502, 503))
     _routes(api, service)
     app.include_router(api)
 
-    @app.get("/health", tags=["server"])
+    @app.get("/health", tags=["server"], responses=described(400, 500))
     def health() -> dict[str, str]:
-        """Liveness: no key needed, nothing read from Milvus."""
-        return {"status": "ok", "graph": service.rag.store.graph, "uri": service.rag.store.uri}
+        """Liveness: no key needed, nothing read from Milvus, nothing told."""
+        return {"status": "ok"}
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
+    @app.get("/docs", include_in_schema=False)
+    def docs() -> HTMLResponse:  # the API docs page, its code served from here (no CDN)
+        return get_swagger_ui_html(openapi_url=app.openapi_url or "/openapi.json",
+                                   title="hopgraph API", swagger_favicon_url="data:,",
+                                   swagger_ui_parameters={"validatorUrl": None},
+                                   swagger_js_url=f"{SWAGGER_UI}/swagger-ui-bundle.js",
+                                   swagger_css_url=f"{SWAGGER_UI}/swagger-ui.css")
+
+    _truthful_methods(app, service)
+
     if STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    _error_handlers(app)
+    errors.install(app)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
                            allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    if settings.allowed_hosts:
+        app.add_middleware(HostCheck, allowed=settings.allowed_hosts)
     return app
 
 
+def _truthful_methods(app: FastAPI, service: GraphService) -> None:
+    """The OpenAPI document lists only the methods this server can run (those that need an
+    LLM only when it has one), so a request the schema allows is one the server takes."""
+    made = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        schema = made()
+        usable = [name for name in registry.names()
+                  if service.llm is not None or not registry.get(name).needs_llm]
+        for model in schema.get("components", {}).get("schemas", {}).values():
+            method = model.get("properties", {}).get("method", {})
+            for option in method.get("anyOf", [method]):
+                if "enum" in option:
+                    option["enum"] = usable
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def _authorizer(key: str | None) -> Any:
-    def authorize(request: Request) -> None:
-        if key is None:
-            return
+    if key is None:
+        return lambda: None
+
+    def authorize(request: Request, _: Bearer) -> None:  # Bearer: so the schema says so
         sent = request.headers.get("authorization", "")
-        if not hmac.compare_digest(sent.encode(), f"Bearer {key}".encode()):
-            raise HTTPException(401, "missing or wrong API key: send the header "
-                                "'Authorization: Bearer <HOPGRAPH_API_KEY>'",
-                                headers={"WWW-Authenticate": "Bearer"})
+        if not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"),
+                                   f"Bearer {key}".encode()):
+            raise HTTPError(401, "missing or wrong API key",
+                            "send the header 'Authorization: Bearer <HOPGRAPH_API_KEY>'",
+                            headers={"WWW-Authenticate": "Bearer"})
     return authorize
+
+
+async def _strict_body(request: Request) -> None:
+    """422 for a body Python's JSON parser takes but JSON does not (NaN, Infinity) or that
+    holds a lone surrogate (it could not be stored or sent back)."""
+    if request.method in ("POST", "PUT", "PATCH"):
+        body = await request.body()  # kept by the request: the route reads it again
+        problem = errors.strict_json(body) if body else None
+        if problem:
+            raise HTTPError(422, problem, "send standard JSON text (RFC 8259)")
 
 
 def _routes(api: APIRouter, service: GraphService) -> None:
@@ -117,12 +172,14 @@ def _routes(api: APIRouter, service: GraphService) -> None:
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
-    @api.get("/entities/{name:path}", response_model=EntityResponse, tags=["graph"])
+    @api.get("/entities/{name:path}", response_model=EntityResponse, tags=["graph"],
+             responses=described(404))
     def entity(name: str) -> dict[str, Any]:
         """An entity by name (case and spacing ignored), its relations and neighbours."""
         found = service.entity(name)
         if found is None:
-            raise HTTPException(404, f"no entity named {name!r}")
+            raise HTTPError(404, f"no entity named {clip(name)!r}",
+                            "GET /documents lists what the graph holds")
         return found
 
     @api.get("/documents", tags=["documents"])
@@ -131,7 +188,7 @@ def _routes(api: APIRouter, service: GraphService) -> None:
         return {"documents": [{"doc_id": doc, "passages": n}
                               for doc, n in sorted(service.documents().items())]}
 
-    @api.post("/documents", tags=["documents"])
+    @api.post("/documents", tags=["documents"], responses=described(400))
     def add_documents(body: DocumentsRequest) -> dict[str, Any]:
         """Ingest rows (the file format; bad rows are skipped and listed in `problems`); a
         stored document is replaced unless `append`."""
@@ -139,12 +196,13 @@ def _routes(api: APIRouter, service: GraphService) -> None:
                                                     append=body.append))
         return summary.as_dict()
 
-    @api.delete("/documents/{doc_id:path}", tags=["documents"])
+    @api.delete("/documents/{doc_id:path}", tags=["documents"], responses=described(404))
     def delete_document(doc_id: str) -> dict[str, Any]:
         """Delete a document with what only it holds (relations, entities)."""
         removal = service.write(lambda rag: rag.delete([doc_id]))  # looked up under the lease
         if doc_id in removal.missing:
-            raise HTTPException(404, f"no document {doc_id!r}")
+            raise HTTPError(404, f"no document {clip(doc_id)!r}",
+                            "GET /documents lists the stored documents")
         return removal.as_dict()
 
 
@@ -156,70 +214,13 @@ def _answer_events(service: GraphService, question: str, evidence: list[dict[str
         for chunk in stream_answer(service.llm, question, [p["text"] for p in evidence]):
             yield _event("token", {"text": chunk})
         yield _event("done", {"usage": service.llm.usage.as_dict()})
-    except LLMError as exc:
-        yield _event("error", {"detail": str(exc)})
+    except LLMError as exc:  # the error body, as an event: the stream has begun
+        yield _event("error", {"error": {"code": "upstream_failed", "message": clip(str(exc)),
+                                         "fix": None}})
 
 
 def _event(name: str, data: dict[str, Any]) -> str:
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
-
-
-def _error_handlers(app: FastAPI) -> None:
-    statuses = ((UsageError, 422), (InputError, 400), (LLMError, 502), (EmbedderError, 502),
-                (HopgraphError, 503))
-
-    @app.exception_handler(HopgraphError)
-    def hopgraph_error(request: Request, exc: HopgraphError) -> JSONResponse:
-        status = next(code for kind, code in statuses if isinstance(exc, kind))
-        return JSONResponse({"detail": str(exc)}, status_code=status)
-
-
-class _TooLarge(Exception):
-    pass
-
-
-class BodyLimit:
-    """413 for a request body over `limit` bytes, declared or streamed (pure ASGI, so a
-    chunked upload is cut off as it arrives, not read into memory first)."""
-
-    def __init__(self, app: ASGIApp, limit: int) -> None:
-        self.app = app
-        self.limit = limit
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.limit:
-            await self._refuse(send)
-            return
-        received, refused = 0, False
-
-        async def counted() -> Message:
-            nonlocal received, refused
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.limit and not refused:
-                    refused = True
-                    await self._refuse(send)  # the app's own reply to the error is dropped
-                    raise _TooLarge
-            return message
-
-        async def unless_refused(message: Message) -> None:
-            if not refused:
-                await send(message)
-
-        with contextlib.suppress(_TooLarge):  # already answered with a 413
-            await self.app(scope, counted, unless_refused)
-
-    async def _refuse(self, send: Send) -> None:
-        body = json.dumps({"detail": f"request body over {self.limit} bytes"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
 
 
 def run(service: GraphService, host: str, port: int, settings: ServeSettings) -> None:

@@ -3,19 +3,32 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from hopgraph.answer import ANSWER_TOP_K
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import DEFAULT_DEGREE, DEFAULT_TOP_K, MAX_QUESTION_CHARS, Query
-from hopgraph.store import DOC_ID_MAX
+from hopgraph.store import DOC_ID_MAX, NAME_MAX
 
 REQUEST_TOP_K = 100  # per request: a page shows a handful; the Python API allows more
 MAX_DEGREE = 3  # per request: expansion beyond 3 hops reaches most of a real graph
 MAX_ROWS = 10_000  # rows per POST /documents (send a large corpus in several requests)
 MAX_ENTITIES = 20
+# Text with something in it: a character that is not a space by Python's str.isspace (what
+# the checks behind the API strip), spelled out so every regex dialect reads it alike.
+SOME_TEXT = (r"[^\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f"
+             r"\u3000]")
+EntityName = Annotated[str, Field(min_length=1, max_length=NAME_MAX, pattern=SOME_TEXT)]
+
+
+def _integral(value: Any) -> Any:
+    """5.0 as 5: JSON Schema counts it an integer (strict pydantic would not)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Whole = Annotated[int, BeforeValidator(_integral)]
 
 
 def _method_enum(schema: dict[str, Any]) -> None:
@@ -25,10 +38,17 @@ def _method_enum(schema: dict[str, Any]) -> None:
             option["enum"] = list(registry.names())
 
 
-class _Question(BaseModel):
+class _Request(BaseModel):
+    """A request body: exactly its fields, each of exactly its type (no 0 for false, no
+    "5" for 5: a request the schema does not allow is a 422)."""
+
+    model_config = ConfigDict(strict=True, extra="forbid")
+
+
+class _Question(_Request):
     """What every retrieval request has: the question and, optionally, the method."""
 
-    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
+    question: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS, pattern=SOME_TEXT)
     method: str | None = Field(
         default=None, json_schema_extra=_method_enum,
         description="default: `llm` when the server has an LLM, else `default`")
@@ -44,9 +64,9 @@ class _Question(BaseModel):
 class QueryRequest(_Question):
     """A retrieval: the question and how to run it."""
 
-    top_k: int = Field(default=DEFAULT_TOP_K, ge=1, le=REQUEST_TOP_K)
-    degree: int = Field(default=DEFAULT_DEGREE, ge=1, le=MAX_DEGREE)
-    entities: list[str] | None = Field(default=None, max_length=MAX_ENTITIES,
+    top_k: Whole = Field(default=DEFAULT_TOP_K, ge=1, le=REQUEST_TOP_K)
+    degree: Whole = Field(default=DEFAULT_DEGREE, ge=1, le=MAX_DEGREE)
+    entities: list[EntityName] | None = Field(default=None, max_length=MAX_ENTITIES,
                                        description="query entities instead of linking them")
 
     def to_query(self, default_method: str) -> Query:
@@ -58,7 +78,7 @@ class QueryRequest(_Question):
 class AskRequest(_Question):
     """An answer: the question, the retrieval method and how many passages to cite."""
 
-    top_k: int = Field(default=ANSWER_TOP_K, ge=1, le=REQUEST_TOP_K,
+    top_k: Whole = Field(default=ANSWER_TOP_K, ge=1, le=REQUEST_TOP_K,
                        description="passages the answer is written from")
 
     def to_query(self, default_method: str) -> Query:
@@ -66,11 +86,12 @@ class AskRequest(_Question):
         return Query(self.question, self.method or default_method, self.top_k)
 
 
-class DocumentsRequest(BaseModel):
+class DocumentsRequest(_Request):
     """Rows to ingest, in the input file format (`passage`, `triplets`, `doc_id`, ...)."""
 
     rows: list[Any] = Field(max_length=MAX_ROWS)
     doc_id: str | None = Field(default=None, min_length=1, max_length=DOC_ID_MAX,
+                               pattern=SOME_TEXT,
                                description="the document of rows that name none")
     append: bool = Field(default=False,
                          description="keep stored passages of the documents (else replace)")

@@ -119,7 +119,7 @@ async function runAsk() {
         evidence: (data) => showEvidence(data.passages || []),
         token: (data) => answer.append(data.text || ""),
         done: () => {},
-        error: (data) => showError(data.detail || "The answer stream failed."),
+        error: (data) => showError((data.error && data.error.message) || "The answer stream failed."),
       });
     } else {
       const data = await response.json();

@@ -51,12 +51,11 @@ function showError(message) {
 
 class ApiError extends Error {}
 
-/** FastAPI sends {"detail": "..."} or, for schema errors, {"detail": [{"loc", "msg"}]}. */
+/** Every error of the API is {"error": {"code", "message", "fix"}} (serve/errors.py). */
 function detailText(body, response) {
-  const detail = body && body.detail;
-  if (typeof detail === "string") return detail;
-  if (Array.isArray(detail)) {
-    return detail.map((d) => `${(d.loc || []).join(".")}: ${d.msg}`).join("; ");
+  const error = body && body.error;
+  if (error && typeof error.message === "string") {
+    return error.fix ? `${error.message} (${error.fix})` : error.message;
   }
   return `${response.status} ${response.statusText || "error"}`;
 }

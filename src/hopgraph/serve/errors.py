@@ -1,0 +1,171 @@
+"""One error body for every error the API sends, and the handlers that make it.
+
+`{"error": {"code": ..., "message": ..., "fix": ...}}`: `code` is a stable word a client can
+branch on, `message` says what was wrong (naming the field, never repeating more than
+ECHO_CHARS of what was sent), `fix` what to do, when there is something. Every route lists
+the statuses it can answer with this body (`responses`), so the OpenAPI document tells the
+truth about failures too.
+
+Bodies are encoded here, not by the framework: a lone surrogate or a NaN that came in can
+never make the error reply itself fail (it did: a 500 with a traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from hopgraph.errors import EmbedderError, HopgraphError, InputError, LLMError, UsageError
+
+log = logging.getLogger(__name__)
+
+ECHO_CHARS = 200  # of a request's own text that an error message may repeat
+_MESSAGE_CHARS = 1000
+
+_CODES = {400: "bad_input", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+          405: "method_not_allowed", 413: "too_large", 422: "invalid_request",
+          500: "internal", 502: "upstream_failed", 503: "unavailable"}
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong."""
+
+    code: str
+    message: str
+    fix: str | None = None
+
+
+class ErrorBody(BaseModel):
+    """The body of every error reply."""
+
+    error: ErrorDetail
+
+
+def described(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """`responses=` for a route that can answer with these error statuses."""
+    return {status: {"model": ErrorBody, "description": _CODES[status].replace("_", " ")}
+            for status in statuses}
+
+
+def clip(value: object, limit: int = ECHO_CHARS) -> str:
+    """`value` as text safe to send back: at most `limit` characters, lone surrogates and
+    other unencodable characters written as escapes."""
+    text = value if isinstance(value, str) else repr(value)
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} characters)"
+
+
+def error_response(status: int, message: str, fix: str | None = None,
+                   code: str | None = None, headers: Mapping[str, str] | None = None
+                   ) -> Response:
+    """The error body as a reply."""
+    body = {"error": {"code": code or _CODES.get(status, "error"),
+                      "message": clip(message, _MESSAGE_CHARS),
+                      "fix": None if fix is None else clip(fix, _MESSAGE_CHARS)}}
+    return Response(json.dumps(body, ensure_ascii=False), status_code=status,
+                    media_type="application/json", headers=dict(headers or {}))
+
+
+def validation_message(errors: Iterable[dict[str, Any]]) -> str:
+    """Each schema error as `where: what`, without the input it was about."""
+    parts = []
+    for error in errors:
+        where = ".".join(clip(part, 40) for part in error.get("loc", ()))
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    return "; ".join(parts) or "the request does not match the schema"
+
+
+class HTTPError(HTTPException):
+    """An error a route raises, with its fix."""
+
+    def __init__(self, status: int, message: str, fix: str | None = None,
+                 headers: Mapping[str, str] | None = None) -> None:
+        super().__init__(status, message, headers=dict(headers) if headers else None)
+        self.fix = fix
+
+
+def install(app: FastAPI) -> None:
+    """The handlers that turn every failure into the error body."""
+    statuses = ((UsageError, 422), (InputError, 400), (LLMError, 502), (EmbedderError, 502),
+                (HopgraphError, 503))
+
+    @app.exception_handler(HopgraphError)
+    def hopgraph_error(request: Request, exc: HopgraphError) -> Response:
+        status = next(code for kind, code in statuses if isinstance(exc, kind))
+        return error_response(status, str(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # every method of the path, not one route's
+            headers["Allow"] = ", ".join(_methods(request))
+        return error_response(exc.status_code, str(exc.detail), getattr(exc, "fix", None),
+                              headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    def invalid(request: Request, exc: RequestValidationError) -> Response:
+        return error_response(422, validation_message(exc.errors()),
+                              "see the request's schema at /openapi.json")
+
+    @app.exception_handler(Exception)
+    def internal(request: Request, exc: Exception) -> Response:
+        log.exception("unexpected error in %s %s", request.method, request.url.path)
+        return error_response(500, "unexpected server error (logged by the server)")
+
+
+def _methods(request: Request) -> list[str]:
+    """The methods the OpenAPI document lists for the request's path."""
+    methods: set[str] = set()
+    for template, operations in request.app.openapi().get("paths", {}).items():
+        pattern = re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(template))
+        if re.fullmatch(pattern, request.url.path):
+            methods |= {method.upper() for method in operations}
+    return sorted(methods)
+
+
+def strict_json(text: bytes) -> str | None:
+    """What makes a JSON body unacceptable although Python's parser takes it: NaN or an
+    infinity, or a lone surrogate in a string (None: nothing)."""
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not a JSON number")
+
+    try:
+        data = json.loads(text, parse_constant=refuse)
+        return _bad_value(data, "body")
+    except RecursionError:
+        return "body: nested too deeply"
+    except ValueError as exc:
+        return f"body: {clip(str(exc))}"
+
+
+def _bad_value(value: Any, where: str) -> str | None:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{clip(where, 80)}: a lone surrogate is not text"
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{clip(where, 80)}: a number too large for a float"
+    if isinstance(value, dict):
+        items: Iterable[tuple[Any, Any]] = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _bad_value(key, where) if isinstance(key, str) else None
+        found = found or _bad_value(item, f"{where}.{key}")
+        if found:
+            return found
+    return None

@@ -1,0 +1,187 @@
+"""The REST API keeps its contract: schemathesis (`--checks all`) finds no failure against a
+real `hopgraph serve`; every error has one body; hostile input (NaN, Infinity, lone
+surrogates, huge requests, foreign Host headers) gets a clear 4xx, never a 500 or an echo of
+the whole request."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import BERNOULLI, need, run_process
+from fastapi.testclient import TestClient
+
+from hopgraph import GraphRAG
+from hopgraph.config import ServeSettings
+from hopgraph.serve.app import create_app
+from hopgraph.serve.errors import ECHO_CHARS
+from hopgraph.serve.service import GraphService
+
+KEY = "contract-test-key"
+BIN = Path(sys.executable).parent
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def graph_db(tmp_path_factory: pytest.TempPathFactory, local_embedder) -> str:
+    """The demo graph, for this process's own test clients."""
+    uri = str(tmp_path_factory.mktemp("contract") / "g.db")
+    with GraphRAG(uri=uri, embedder=local_embedder) as rag:
+        rag.add_files([need(BERNOULLI)])
+    return uri
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`hopgraph serve` on the demo graph (its own Lite file: a Lite file is one process's),
+    with an API key, in its own process."""
+    uri = str(tmp_path_factory.mktemp("served") / "g.db")
+    built = run_process("ingest", str(need(BERNOULLI)), "--uri", uri, "--quiet")
+    assert built.code == 0, built.stderr
+    port = _free_port()
+    env = {**os.environ, "HOPGRAPH_API_KEY": KEY}
+    server = subprocess.Popen([str(BIN / "hopgraph"), "serve", "--uri", uri, "--port",
+                               str(port)], env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert server.poll() is None, server.stderr.read() if server.stderr else ""
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=10):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)  # polling the server's start, not synchronization
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=60)
+
+
+def test_schemathesis_finds_no_failure(served: str, tmp_path: Path) -> None:
+    """Every check schemathesis has, on every operation, with a fixed seed. Health checks
+    about how fast it can *generate* data are off (they measure this machine)."""
+    done = subprocess.run(
+        [str(BIN / "schemathesis"), "run", f"{served}/openapi.json", "--checks", "all",
+         "-H", f"Authorization: Bearer {KEY}", "--max-examples", "30", "--seed", "7",
+         "--suppress-health-check", "filter_too_much,too_slow", "--no-color"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout
+
+
+@pytest.fixture
+def client(graph_db: str, local_embedder) -> Iterator[TestClient]:
+    rag = GraphRAG(uri=graph_db, embedder=local_embedder)
+    app = create_app(GraphService(rag), ServeSettings(
+        api_key=KEY, allowed_hosts=["localhost", "127.0.0.1", "testserver"]))
+    with TestClient(app, headers={"Authorization": f"Bearer {KEY}"}) as test_client:
+        yield test_client
+    rag.close()
+
+
+def _error(response) -> dict:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message", "fix"}, body
+    return body["error"]
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"question": "Who?", "top_k": NaN}',
+    b'{"question": "Who?", "top_k": Infinity}',
+    b'{"question": "Who?", "entities": [-Infinity]}',
+    b'{"question": "Who?", "top_k": 1e999}',
+    b'{"question": "\\ud800"}',
+    b'{"question": "Who?", "entities": ["\\udfff"]}',
+    b'{"\\ud800": 1, "question": "Who?"}',
+])
+def test_nan_infinity_and_lone_surrogates_are_422(client: TestClient, raw: bytes) -> None:
+    for path in ("/query", "/ask"):
+        response = client.post(path, content=raw, headers={"Content-Type": "application/json"})
+        assert response.status_code == 422, (path, raw, response.text)
+        assert _error(response)["code"] == "invalid_request"
+    rows = raw.replace(b'"question": "Who?"', b'"rows": [{"passage": "x", "n": NaN}]')
+    response = client.post("/documents", content=rows,
+                           headers={"Content-Type": "application/json"})
+    assert response.status_code == 422, response.text
+
+
+def test_an_error_never_echoes_the_request(client: TestClient) -> None:
+    huge = client.post("/documents", json={"rows": [{"passage": "x"}] * 10_001})
+    assert huge.status_code == 422 and len(huge.content) < 1000, len(huge.content)
+    long_name = "Q" * 5000
+    missing = client.get(f"/entities/{long_name}")
+    assert missing.status_code == 404
+    assert len(_error(missing)["message"]) < ECHO_CHARS + 100
+    wrong = client.post("/query", json={"question": "Who?", "top_k": "five" * 1000})
+    assert wrong.status_code == 422 and "five" not in wrong.text
+    assert _error(wrong)["message"].startswith("body.top_k")
+
+
+def test_every_error_has_the_one_body(client: TestClient, graph_db: str,
+                                      local_embedder) -> None:
+    assert _error(client.post("/query", json={"question": "Who?", "topk": 3}))["code"] \
+        == "invalid_request"  # an unknown field
+    assert _error(client.post("/query", json={"question": "Who?", "top_k": True}))
+    assert client.post("/query", json={"question": "Who?", "top_k": 3.0}).status_code == 200
+    assert _error(client.delete("/documents/none-such"))["code"] == "not_found"
+    bad_json = client.post("/query", content=b"{nope", headers={
+        "Content-Type": "application/json"})
+    assert bad_json.status_code in (400, 422) and _error(bad_json)
+    options = client.request("OPTIONS", "/documents")
+    assert options.status_code == 405 and _error(options)["code"] == "method_not_allowed"
+    assert set(options.headers["allow"].replace(" ", "").split(",")) == {"GET", "POST"}
+    unauthorized = client.get("/stats", headers={"Authorization": "Bearer wrong"})
+    assert unauthorized.status_code == 401 and _error(unauthorized)["fix"]
+    rag = GraphRAG(uri=graph_db, embedder=local_embedder)  # no LLM: `llm` is not offered
+    try:
+        with TestClient(create_app(GraphService(rag))) as plain:
+            schema = plain.get("/openapi.json").json()
+            method = schema["components"]["schemas"]["QueryRequest"]["properties"]["method"]
+            offered = [name for option in method["anyOf"] for name in option.get("enum", [])]
+            assert "default" in offered and "llm" not in offered
+            for path in schema["paths"].values():
+                for operation in path.values():
+                    assert "500" in operation["responses"], operation
+    finally:
+        rag.close()
+
+
+def test_health_hosts_and_the_docs_page(client: TestClient) -> None:
+    assert client.get("/health").json() == {"status": "ok"}
+    rebound = client.get("/stats", headers={"Host": "evil.example:8000"})
+    assert rebound.status_code == 400 and _error(rebound)["code"] == "host_not_allowed"
+    assert client.get("/stats", headers={"Host": "localhost:8000"}).status_code == 200
+    assert client.get("/stats", headers={"Host": "127.0.0.1"}).status_code == 200
+    page = client.get("/docs").text
+    assert "/static/vendor/swagger-ui-5.35.0/swagger-ui-bundle.js" in page
+    assert "cdn" not in page.lower() and "https://" not in page
+    assert client.get("/static/vendor/swagger-ui-5.35.0/swagger-ui-bundle.js").status_code \
+        == 200
+    assert client.get("/redoc").status_code == 404  # its page needs a CDN: not served
+
+
+def test_the_cli_serves_only_its_own_host_names() -> None:
+    from hopgraph.cli.serve import default_hosts
+    from hopgraph.serve.guards import HostCheck
+
+    check = HostCheck(None, default_hosts("127.0.0.1"))  # type: ignore[arg-type]
+    assert check.accepts("127.0.0.1:8000") and check.accepts("localhost")
+    assert check.accepts("[::1]:8000") and not check.accepts("attacker.example")
+    wild = HostCheck(None, ["*.example.com", "kb.internal"])  # type: ignore[arg-type]
+    assert wild.accepts("a.example.com:443") and wild.accepts("KB.internal")
+    assert not wild.accepts("example.com.evil") and not wild.accepts("localhost")
