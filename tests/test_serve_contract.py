@@ -185,3 +185,45 @@ def test_the_cli_serves_only_its_own_host_names() -> None:
     wild = HostCheck(None, ["*.example.com", "kb.internal"])  # type: ignore[arg-type]
     assert wild.accepts("a.example.com:443") and wild.accepts("KB.internal")
     assert not wild.accepts("example.com.evil") and not wild.accepts("localhost")
+
+
+def test_metrics_and_the_access_log(client: TestClient, caplog) -> None:
+    import logging
+
+    with caplog.at_level(logging.INFO, logger="hopgraph.access"):
+        for _ in range(2):  # the second answer comes from the cache
+            assert client.post("/query", json={"question": "Who taught Euler?"}
+                               ).status_code == 200
+        client.get("/entities/Nobody%20at%20all")
+        client.get("/stats", headers={"Authorization": "Bearer wrong"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "hopgraph.access"]
+    assert any("route=/query" in line and "status=200" in line and "key=key" in line
+               for line in lines)
+    assert any("route=/entities/{name:path}" in line and "status=404" in line for line in lines)
+    assert any("status=401" in line and "key=none" in line for line in lines)
+    assert not any(KEY in line or "wrong" in line for line in lines)  # keys never logged
+    text = client.get("/metrics").text
+    assert 'hopgraph_requests_total{graph="hopgraph",route="/query",status="200"} 2.0' in text
+    assert 'route="/entities/{name:path}",status="404"' in text
+    assert 'hopgraph_answer_cache_total{graph="hopgraph",result="hit"} 1.0' in text
+    assert 'hopgraph_graph_rows{graph="hopgraph",kind="relations"}' in text
+    assert "hopgraph_request_seconds_bucket" in text and "hopgraph_llm_tokens_total" in text
+    assert "Nobody" not in text  # routes by template: a client cannot add labels
+    assert client.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
+
+
+def test_the_access_log_as_json(graph_db: str, local_embedder, caplog) -> None:
+    import json
+    import logging
+
+    rag = GraphRAG(uri=graph_db, embedder=local_embedder)
+    try:
+        app = create_app(GraphService(rag), ServeSettings(log_json=True))
+        with caplog.at_level(logging.INFO, logger="hopgraph.access"), TestClient(app) as plain:
+            plain.get("/documents")
+    finally:
+        rag.close()
+    line = json.loads(next(r.getMessage() for r in caplog.records
+                           if r.name == "hopgraph.access"))
+    assert set(line) == {"time", "method", "route", "graph", "status", "ms", "key"}
+    assert (line["route"], line["status"], line["key"]) == ("/documents", 200, "none")

@@ -152,6 +152,7 @@ class ServeSettings:
     api_key: str | None = field(default=None, repr=False)
     cors_origins: list[str] = field(default_factory=list)
     allowed_hosts: list[str] = field(default_factory=list)
+    log_json: bool = False  # the access log as one JSON object per line
     max_body_bytes: int = int(DEFAULT_MAX_BODY_MB * 1024 * 1024)
     cache_size: int = DEFAULT_ANSWER_CACHE
 

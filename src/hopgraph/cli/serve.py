@@ -43,7 +43,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.max_body_mb <= 0:
         raise UsageError(f"--max-body-mb must be positive, got {args.max_body_mb}")
     settings = ServeSettings.load(max_body_bytes=int(args.max_body_mb * 1024 * 1024),
-                                  cache_size=args.cache, allowed_hosts=args.allowed_hosts)
+                                  cache_size=args.cache, allowed_hosts=args.allowed_hosts,
+                                  log_json=args.log_json)
     settings.allowed_hosts = settings.allowed_hosts or default_hosts(args.host)
     key = settings.api_key
     if key is None and not _loopback(args.host):
@@ -87,6 +88,8 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    help="Host header names served, comma-separated ('*.example.com' and '*' "
                         "allowed; default: the bound address and localhost names; env "
                         "HOPGRAPH_ALLOWED_HOSTS)")
+    p.add_argument("--log-json", action="store_true",
+                   help="write the access log (one line per request, on stderr) as JSON")
     p.add_argument("--cache", type=int, default=DEFAULT_ANSWER_CACHE, metavar="N",
                    help="answers to repeated /query requests kept until the next write "
                         f"({DEFAULT_ANSWER_CACHE}; 0: none)")

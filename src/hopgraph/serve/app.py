@@ -32,6 +32,7 @@ from hopgraph.retrieve import registry
 from hopgraph.serve import errors
 from hopgraph.serve.errors import HTTPError, clip, described
 from hopgraph.serve.guards import BodyLimit, HostCheck
+from hopgraph.serve.metrics import CONTENT_TYPE, AccessLog, Metrics
 from hopgraph.serve.models import (
     AskRequest,
     DocumentsRequest,
@@ -61,6 +62,16 @@ def create_app(service: GraphService, settings: ServeSettings | None = None) -> 
                                   Depends(_strict_body)],
                     responses=described(400, 401, 413, 422, 500, 502, 503))
     _routes(api, service)
+    metrics = Metrics(service)
+
+    @api.get("/metrics", tags=["server"],
+             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
+                              "description": "Prometheus text format"}})
+    def prometheus() -> Response:
+        """Requests by route, graph and status with latencies; the answer cache; the
+        graph's rows and write counter; LLM requests and tokens."""
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+
     app.include_router(api)
 
     @app.get("/health", tags=["server"], responses=described(400, 500))
@@ -92,6 +103,7 @@ def create_app(service: GraphService, settings: ServeSettings | None = None) -> 
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
     if settings.allowed_hosts:
         app.add_middleware(HostCheck, allowed=settings.allowed_hosts)
+    app.add_middleware(AccessLog, metrics=metrics, json_lines=settings.log_json)  # outermost
     return app
 
 
@@ -227,4 +239,10 @@ def run(service: GraphService, host: str, port: int, settings: ServeSettings) ->
     """Serve until interrupted (uvicorn, one process: it owns the graph's Milvus Lite file)."""
     import uvicorn
 
+    handler = logging.StreamHandler()  # the access log, one line per request, on stderr
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    access = logging.getLogger("hopgraph.access")
+    access.addHandler(handler)
+    access.setLevel(logging.INFO)
+    access.propagate = False
     uvicorn.run(create_app(service, settings), host=host, port=port, log_level="warning")

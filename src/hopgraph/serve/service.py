@@ -48,6 +48,7 @@ class GraphService:
         self.llm = llm
         self._writes = threading.Lock()
         self._cache_size = cache_size
+        self.cache = CacheStats()  # of every version, for /metrics
         self._current = self._version()  # built now: queries start warm
         self._stop = threading.Event()
         self._follower: threading.Thread | None = None
@@ -59,7 +60,8 @@ class GraphService:
 
     def _version(self) -> GraphVersion:
         notes = describe_unfinished(self.rag.store.graph, self.rag.state.unfinished)
-        return GraphVersion(self.rag.retriever, self._cache_size, [notes] if notes else [])
+        return GraphVersion(self.rag.retriever, self._cache_size, [notes] if notes else [],
+                            self.cache)
 
     def _follow(self, seconds: float) -> None:
         while not self._stop.wait(seconds):
@@ -151,6 +153,23 @@ def _answer(retriever: Retriever, query: Query, notes: list[str]) -> dict[str, A
 
 
 @dataclass
+class CacheStats:
+    """Answers served from a cache (`hits`) or computed for one (`misses`)."""
+
+    hits: int = 0
+    misses: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def count(self, hit: bool) -> None:
+        """Count one answer."""
+        with self._lock:
+            if hit:
+                self.hits += 1
+            else:
+                self.misses += 1
+
+
+@dataclass
 class _Flight:
     """One computation other identical requests wait for."""
 
@@ -163,11 +182,12 @@ class GraphVersion:
     first). A write replaces both together, so a cached answer is never older than the
     graph."""
 
-    def __init__(self, retriever: Retriever, size: int, notes: list[str] | None = None
-                 ) -> None:
+    def __init__(self, retriever: Retriever, size: int, notes: list[str] | None = None,
+                 stats: CacheStats | None = None) -> None:
         self.retriever = retriever
         self.size = size
         self.notes = notes or []  # said with every answer of this version
+        self.stats = stats or CacheStats()
         self._answers: OrderedDict[Query, bytes] = OrderedDict()
         self._flights: dict[Query, _Flight] = {}
         self._lock = threading.Lock()
@@ -177,11 +197,13 @@ class GraphVersion:
         with self._lock:
             if key in self._answers:
                 self._answers.move_to_end(key)
+                self.stats.count(hit=True)
                 return self._answers[key]
             flight = self._flights.get(key)
             leader = flight is None
             if flight is None:
                 flight = self._flights[key] = _Flight()
+        self.stats.count(hit=not leader)
         if not leader:
             flight.done.wait()
             if flight.value is not None:
