@@ -210,15 +210,17 @@ def test_two_servers_and_cli_commands_converge(
     fresh(graph, drop=True).add(doc(0))
     env = {**os.environ, "HOPGRAPH_URI": milvus_server, "HOPGRAPH_GRAPH": graph}
     ports = [_free_port(), _free_port()]
-    servers = [subprocess.Popen([HOPGRAPH, "serve", "--port",
-                                 str(port)], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True) for port in ports]
+    logs = [tmp_path / f"serve{k}.log" for k in range(len(ports))]  # a file, not a pipe:
+    servers = [subprocess.Popen([HOPGRAPH, "serve", "--port",  # nobody drains a pipe, and
+                                 str(port)], env=env, stdout=subprocess.DEVNULL,  # the access
+                                stderr=log.open("w"), text=True)  # log would fill it
+               for port, log in zip(ports, logs, strict=True)]
     bases = [f"http://127.0.0.1:{port}" for port in ports]
     try:
-        for base, server in zip(bases, servers, strict=True):
+        for base, server, log in zip(bases, servers, logs, strict=True):
             deadline = time.monotonic() + 300
             while True:
-                assert server.poll() is None, server.stderr.read()
+                assert server.poll() is None, log.read_text()
                 try:
                     _call(f"{base}/stats")
                     break

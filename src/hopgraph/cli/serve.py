@@ -10,6 +10,7 @@ import sys
 from hopgraph.cli.common import llm_client, open_graph
 from hopgraph.config import DEFAULT_ANSWER_CACHE, DEFAULT_MAX_BODY_MB, ServeSettings
 from hopgraph.errors import UsageError
+from hopgraph.store.keys import KeyStore
 
 
 def _loopback(host: str) -> bool:
@@ -47,13 +48,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                   log_json=args.log_json)
     settings.allowed_hosts = settings.allowed_hosts or default_hosts(args.host)
     key = settings.api_key
-    if key is None and not _loopback(args.host):
-        print(f"warning: serving on {args.host}, reachable from other machines, with no API "
-              "key: anyone who can connect can read and change the graph (set "
-              "HOPGRAPH_API_KEY)", file=sys.stderr)
     llm = llm_client(args)
     try:
         with open_graph(args, llm=llm) as rag:
+            stored = KeyStore(rag.store).all()
+            if key is None and not _loopback(args.host) and not stored:
+                if not args.no_auth:
+                    raise UsageError(f"refusing to serve on {args.host}, reachable from other "
+                                     "machines, with no API key", fix="set HOPGRAPH_API_KEY, "
+                                     "make keys with `hopgraph keys create`, or pass --no-auth")
+                print(f"warning: serving on {args.host} with no API key (--no-auth): anyone "
+                      "who can connect can read and change the graph", file=sys.stderr)
             if rag.store.is_local and not _loopback(args.host):
                 print("warning: this graph is a Milvus Lite file: while it is open, other "
                       "processes on this machine can read and change it through Milvus "
@@ -62,7 +67,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             service = GraphService(rag, llm, cache_size=settings.cache_size)
             print(f"hopgraph: serving graph {rag.store.graph!r} of {rag.store.uri} at "
                   f"http://{args.host}:{args.port}/ (API docs at /docs"
-                  f"{', API key required' if key else ''}; LLM: "
+                  f"{', API key required' if key or stored else ''}; LLM: "
                   f"{llm.settings.model if llm else 'none'}); Ctrl-C stops", file=sys.stderr)
             try:
                 run(service, args.host, args.port, settings)
@@ -88,6 +93,8 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    help="Host header names served, comma-separated ('*.example.com' and '*' "
                         "allowed; default: the bound address and localhost names; env "
                         "HOPGRAPH_ALLOWED_HOSTS)")
+    p.add_argument("--no-auth", action="store_true",
+                   help="serve beyond loopback with no API key (otherwise refused)")
     p.add_argument("--log-json", action="store_true",
                    help="write the access log (one line per request, on stderr) as JSON")
     p.add_argument("--cache", type=int, default=DEFAULT_ANSWER_CACHE, metavar="N",

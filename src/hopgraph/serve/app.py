@@ -11,18 +11,16 @@ one body (`serve.errors`).
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response, StreamingResponse
-from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 
 from hopgraph.answer import stream_answer
@@ -30,6 +28,7 @@ from hopgraph.config import NO_LLM_HELP, ServeSettings
 from hopgraph.errors import LLMError
 from hopgraph.retrieve import registry
 from hopgraph.serve import errors
+from hopgraph.serve.auth import KeyRing, authorizer
 from hopgraph.serve.errors import HTTPError, clip, described
 from hopgraph.serve.guards import BodyLimit, HostCheck
 from hopgraph.serve.metrics import CONTENT_TYPE, AccessLog, Metrics
@@ -41,6 +40,7 @@ from hopgraph.serve.models import (
     QueryResponse,
 )
 from hopgraph.serve.service import GraphService
+from hopgraph.store.keys import KeyStore
 
 __all__ = ["ServeSettings", "create_app", "run"]
 
@@ -48,8 +48,6 @@ log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).resolve().parent / "static"
 SWAGGER_UI = "/static/vendor/swagger-ui-5.35.0"  # npm swagger-ui-dist (static/vendor says how)
-Bearer = Annotated[HTTPAuthorizationCredentials | None,
-                   Depends(HTTPBearer(auto_error=False, description="HOPGRAPH_API_KEY"))]
 
 
 def create_app(service: GraphService, settings: ServeSettings | None = None) -> FastAPI:
@@ -58,7 +56,8 @@ def create_app(service: GraphService, settings: ServeSettings | None = None) -> 
     app = FastAPI(title="hopgraph", summary="Graph RAG on Milvus: multi-hop retrieval, with "
                   "the subgraph behind each answer", version="0.1.0", docs_url=None,
                   redoc_url=None)
-    api = APIRouter(dependencies=[Depends(_authorizer(settings.api_key)),
+    ring = KeyRing(KeyStore(service.rag.store), settings.api_key)
+    api = APIRouter(dependencies=[Depends(authorizer(ring, service.rag.store.graph)),
                                   Depends(_strict_body)],
                     responses=described(400, 401, 413, 422, 500, 502, 503))
     _routes(api, service)
@@ -126,20 +125,6 @@ def _truthful_methods(app: FastAPI, service: GraphService) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
-def _authorizer(key: str | None) -> Any:
-    if key is None:
-        return lambda: None
-
-    def authorize(request: Request, _: Bearer) -> None:  # Bearer: so the schema says so
-        sent = request.headers.get("authorization", "")
-        if not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"),
-                                   f"Bearer {key}".encode()):
-            raise HTTPError(401, "missing or wrong API key",
-                            "send the header 'Authorization: Bearer <HOPGRAPH_API_KEY>'",
-                            headers={"WWW-Authenticate": "Bearer"})
-    return authorize
-
-
 async def _strict_body(request: Request) -> None:
     """422 for a body Python's JSON parser takes but JSON does not (NaN, Infinity) or that
     holds a lone surrogate (it could not be stored or sent back)."""
@@ -157,9 +142,12 @@ def _routes(api: APIRouter, service: GraphService) -> None:
         return {**service.rag.stats(), "documents": len(service.documents())}
 
     @api.get("/graphs", tags=["graph"])
-    def graphs() -> dict[str, Any]:
-        """The graphs in the served database (this server serves `current`)."""
-        return {"graphs": service.rag.store.list_graphs(), "current": service.rag.store.graph}
+    def graphs(request: Request) -> dict[str, Any]:
+        """The graphs in the served database that the key may use (this server serves
+        `current`)."""
+        key = getattr(request.state, "key", None)
+        names = [g for g in service.rag.store.list_graphs() if key is None or key.sees(g)]
+        return {"graphs": names, "current": service.rag.store.graph}
 
     @api.post("/query", response_model=QueryResponse, tags=["retrieval"])
     def query(body: QueryRequest) -> Response:

@@ -7,8 +7,8 @@ read from the service when scraped: answer-cache hits and misses, open graphs, t
 rows, its write counter, and the LLM's requests and tokens.
 
 The access log (logger `hopgraph.access`, at INFO) has time, method, route, graph, status,
-milliseconds and which key was used: `key` or `none` (a key is never logged); as text, or
-one JSON object per line (`--log-json`).
+milliseconds and the label (else the public id) of the key that was accepted, or `none`
+(a key itself is never logged); as text, or one JSON object per line (`--log-json`).
 """
 
 from __future__ import annotations
@@ -119,9 +119,9 @@ class AccessLog:
             seconds = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", None) or "unmatched"
             self.metrics.observe(route, status, seconds)
-            sent = dict(scope.get("headers", ())).get(b"authorization")
+            key = (scope.get("state") or {}).get("key")
             self._log(scope["method"], route, status, seconds,
-                      "key" if sent and status != 401 else "none")
+                      "none" if key is None else key.label or key.id)
 
     def _log(self, method: str, route: str, status: int, seconds: float, key: str) -> None:
         if not access_log.isEnabledFor(logging.INFO):

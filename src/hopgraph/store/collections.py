@@ -7,7 +7,7 @@ counter). Failures of the backend reach callers as `StoreError`, naming the grap
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -132,6 +132,18 @@ class Collections:
             return [dict(row) for row in self._client.query(
                 collection, filter=condition, output_fields=fields, limit=limit,
                 consistency_level=_STRONG)]
+
+    def has_collection(self, collection: str) -> bool:
+        """Whether the database holds this collection."""
+        with self._failures(f"looking for {collection}"):
+            return bool(self._client.has_collection(collection))
+
+    def create_collection(self, collection: str,
+                          make: Callable[[MilvusClient, str], None]) -> None:
+        """Create a collection with one of `schema`'s makers (another process creating it
+        at the same moment is fine)."""
+        with self._failures(f"creating {collection}"):
+            make(self._client, collection)
 
     def count(self, collection: str) -> int:
         """Exact row count of a collection."""

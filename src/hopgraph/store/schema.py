@@ -169,6 +169,17 @@ def create_changes(client: MilvusClient, name: str) -> None:
     _new_collection(client, name, schema)
 
 
+def create_keys(client: MilvusClient, name: str) -> None:
+    """The API keys of a database, for every graph and server in it: one row per key (id:
+    the SHA-256 of the key, never the key) with its role, graphs and label as JSON
+    (`store.keys`)."""
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("value", DataType.VARCHAR, max_length=CLAIM_VALUE_MAX)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=2)
+    _new_collection(client, name, schema)
+
+
 def create_passages(client: MilvusClient, name: str, dim: int,
                     index_type: str = SERVER_INDEX) -> None:
     """The passage collection: id, text, vector, doc_id, metadata.
