@@ -113,8 +113,8 @@ def _truthful_methods(app: FastAPI, service: GraphService) -> None:
 
     def openapi() -> dict[str, Any]:
         schema = made()
-        usable = [name for name in registry.names()
-                  if service.llm is not None or not registry.get(name).needs_llm]
+        usable = list(registry.names() if service.llm is not None
+                      else registry.offline_names())
         for model in schema.get("components", {}).get("schemas", {}).values():
             method = model.get("properties", {}).get("method", {})
             for option in method.get("anyOf", [method]):
