@@ -77,6 +77,26 @@ def test_a_crash_mid_write_is_never_served_stale(open_graph) -> None:
     assert list(again.unfinished()) == ["crashed-doc"]
 
 
+def test_a_dropped_graphs_snapshot_never_serves_its_successor(open_graph) -> None:
+    """A graph made again under a dropped one's name, with as many writes, does not take the
+    old snapshot (another machine's cache still holds one: drop cannot reach it)."""
+    old = open_graph("reborn")
+    old.add([{"passage": "Basel lies on the Rhine.",
+              "triplets": [["Basel", "lies on", "Rhine"]]}], doc_id="old")
+    path = old.store.snapshot_path()
+    kept = path.read_bytes()  # what another machine's cache would hold
+    assert old.drop() and not path.exists()  # drop removes this machine's files
+    old.close()
+    new = open_graph("reborn")
+    new.add([{"passage": "Bern lies on the Aare.",
+              "triplets": [["Bern", "lies on", "Aare"]]}], doc_id="new")
+    assert new.store.writes == 1
+    new.close()
+    path.write_bytes(kept)  # the old graph's snapshot, at the same write counter
+    again = open_graph("reborn")
+    assert again.state.source == "Milvus" and again.documents() == {"new": 1}
+
+
 def test_snapshot_round_trip_keeps_unicode_and_passage_links(tmp_path: Path) -> None:
     graph = KnowledgeGraph()
     graph.add_entity("e1", "Gödel")

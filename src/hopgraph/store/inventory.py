@@ -11,7 +11,7 @@ from hopgraph.store.milvus import MilvusStore
 
 def documents(store: MilvusStore) -> dict[str, int]:
     """Passage count by document id, for every document with passages."""
-    saved = snapshot.load(store.snapshot_path(), store.graph, store.writes)
+    saved = snapshot.load(store.snapshot_path(), store.identity, store.writes)
     if saved is not None:
         return saved.graph.documents()
     return dict(Counter(row["doc_id"] for row in store.scan(store.passages, ["doc_id"])))

@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import re
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -154,7 +155,11 @@ class MilvusStore(Collections):
         self.ensure_loaded(self.entities, self.relations, self.passages)
 
     def drop(self) -> bool:
-        """Delete the graph's collections; returns whether anything was there."""
+        """Delete the graph's collections, and its snapshot and vector files here; returns
+        whether anything was there."""
+        snapshot = self.snapshot_path()
+        for path in (snapshot, *snapshot.parent.glob(f"{self.graph}.*.f32")):
+            path.unlink(missing_ok=True)
         found = False
         with self._failures("dropping the graph"):
             for name in (self.entities, self.relations, self.passages, self.meta_collection,
@@ -174,12 +179,21 @@ class MilvusStore(Collections):
         schema.create_writers(self._client, self.writers)
         schema.create_changes(self._client, self.changes)
         schema.create_meta(self._client, self.meta_collection)
-        self._meta = {"embedder": embedder_name, "dim": dim}
+        # `born` tells this graph from an earlier one of the same name (`identity`).
+        self._meta = {"embedder": embedder_name, "dim": dim, "born": secrets.token_hex(8)}
         self._client.insert(
             self.meta_collection,
             [{"id": _META_ID, "value": json.dumps(self._meta), "vector": [1.0, 0.0]}],
         )
         log.info("created graph %s at %s", self.graph, self.uri)
+
+    @property
+    def identity(self) -> str:
+        """The graph's name and when it was made: what its snapshot is stamped with, so a
+        snapshot of a dropped graph (on this machine or another's cache) never passes for
+        one made again under the same name. (Graphs made before `born` go by name.)"""
+        born = self.meta.get("born")
+        return f"{self.graph}@{born}" if born else self.graph
 
     @property
     def writes(self) -> int:

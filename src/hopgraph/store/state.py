@@ -90,7 +90,7 @@ class GraphState(Generic[R]):
         path, writes = self.store.snapshot_path(), int(meta.get("writes", 0))
         self.stopped = stopped_of(meta)
         self.applied = (writes, CLOSED)  # read before the rows: a write meanwhile is refreshed
-        saved = snapshot.load(path, self.store.graph, writes)
+        saved = snapshot.load(path, self.store.identity, writes)
         if saved is None:
             graph, self.source = scan_graph(self.store), "Milvus"
             self.vectors.unknown(sizes(graph))  # not known to match this graph
@@ -107,7 +107,7 @@ class GraphState(Generic[R]):
         the next open's speed, so it is logged."""
         path = self.store.snapshot_path()
         try:
-            snapshot.save(graph, path, self.store.graph, writes, self.vectors.rows)
+            snapshot.save(graph, path, self.store.identity, writes, self.vectors.rows)
         except OSError as exc:
             log.warning("could not save the graph snapshot %s (%s); the next open rebuilds "
                         "the graph from Milvus", path, exc)
