@@ -53,7 +53,7 @@ def test_health_stats_graphs(client: TestClient, rag: GraphRAG) -> None:
     assert stats["documents"] == 1 and stats["state"] == "complete"
     graphs = client.get("/graphs").json()
     name = rag.store.graph
-    assert graphs["current"] == name and name in graphs["graphs"]
+    assert graphs["default"] == name and name in graphs["graphs"]
 
 
 def test_query_returns_both_rankings_and_the_path_to_each_passage(client: TestClient) -> None:

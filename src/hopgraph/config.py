@@ -138,6 +138,7 @@ class Settings:
 
 DEFAULT_MAX_BODY_MB = 10.0
 DEFAULT_ANSWER_CACHE = 1024  # answers kept per graph version (a MuSiQue answer is ~10 kB)
+DEFAULT_MAX_GRAPHS = 8  # graphs a server keeps open (each holds its graph and vectors)
 
 
 @dataclass
@@ -147,7 +148,8 @@ class ServeSettings:
     Host names it answers to (HOPGRAPH_ALLOWED_HOSTS, comma-separated; empty: any, which
     `hopgraph serve` never leaves it at), the largest request body, and how many answers it
     caches per graph version (`cache_size`: the CLI hands it to `GraphService(...,
-    cache_size=)`; `create_app` reads the others)."""
+    cache_size=)`), and how many graphs it keeps open (HOPGRAPH_MAX_GRAPHS; `create_app`
+    reads the others)."""
 
     api_key: str | None = field(default=None, repr=False)
     cors_origins: list[str] = field(default_factory=list)
@@ -155,17 +157,23 @@ class ServeSettings:
     log_json: bool = False  # the access log as one JSON object per line
     max_body_bytes: int = int(DEFAULT_MAX_BODY_MB * 1024 * 1024)
     cache_size: int = DEFAULT_ANSWER_CACHE
+    max_graphs: int = DEFAULT_MAX_GRAPHS  # open at once (least recently used closed first)
 
     @classmethod
     def load(cls, **overrides: Any) -> ServeSettings:
         """Settings from the environment, then non-None overrides."""
         env = {"api_key": "HOPGRAPH_API_KEY", "cors_origins": "HOPGRAPH_CORS_ORIGINS",
-               "allowed_hosts": "HOPGRAPH_ALLOWED_HOSTS"}
+               "allowed_hosts": "HOPGRAPH_ALLOWED_HOSTS", "max_graphs": "HOPGRAPH_MAX_GRAPHS"}
         settings = from_env(cls, env, overrides)
         for name in ("cors_origins", "allowed_hosts"):
             value = getattr(settings, name)
             if isinstance(value, str):
                 setattr(settings, name, [v.strip() for v in value.split(",") if v.strip()])
+        settings.max_graphs = as_number(settings.max_graphs, int, "HOPGRAPH_MAX_GRAPHS",
+                                        "a whole number")
+        if settings.max_graphs < 1:
+            raise UsageError(f"the server keeps at least one graph open, not "
+                             f"{settings.max_graphs} (--max-graphs / HOPGRAPH_MAX_GRAPHS)")
         return settings
 
 

@@ -8,7 +8,12 @@ import socket
 import sys
 
 from hopgraph.cli.common import llm_client, open_graph
-from hopgraph.config import DEFAULT_ANSWER_CACHE, DEFAULT_MAX_BODY_MB, ServeSettings
+from hopgraph.config import (
+    DEFAULT_ANSWER_CACHE,
+    DEFAULT_MAX_BODY_MB,
+    DEFAULT_MAX_GRAPHS,
+    ServeSettings,
+)
 from hopgraph.errors import UsageError
 from hopgraph.store.keys import KeyStore
 
@@ -37,6 +42,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Open the graph once and serve it until interrupted."""
     try:
         from hopgraph.serve.app import run
+        from hopgraph.serve.pool import GraphPool
         from hopgraph.serve.service import GraphService
     except ImportError as exc:
         raise UsageError(f"`hopgraph serve` needs the 'serve' extra ({exc.name} is missing)",
@@ -45,38 +51,50 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-body-mb must be positive, got {args.max_body_mb}")
     settings = ServeSettings.load(max_body_bytes=int(args.max_body_mb * 1024 * 1024),
                                   cache_size=args.cache, allowed_hosts=args.allowed_hosts,
-                                  log_json=args.log_json)
+                                  log_json=args.log_json, max_graphs=args.max_graphs)
     settings.allowed_hosts = settings.allowed_hosts or default_hosts(args.host)
     key = settings.api_key
     llm = llm_client(args)
     try:
-        with open_graph(args, llm=llm) as rag:
+        rag = open_graph(args, llm=llm)
+        try:
             stored = KeyStore(rag.store).all()
-            if key is None and not _loopback(args.host) and not stored:
-                if not args.no_auth:
-                    raise UsageError(f"refusing to serve on {args.host}, reachable from other "
-                                     "machines, with no API key", fix="set HOPGRAPH_API_KEY, "
-                                     "make keys with `hopgraph keys create`, or pass --no-auth")
-                print(f"warning: serving on {args.host} with no API key (--no-auth): anyone "
-                      "who can connect can read and change the graph", file=sys.stderr)
-            if rag.store.is_local and not _loopback(args.host):
-                print("warning: this graph is a Milvus Lite file: while it is open, other "
-                      "processes on this machine can read and change it through Milvus "
-                      "Lite's own unauthenticated local port, whatever the API key; on a "
-                      "shared host use a Milvus server with a token", file=sys.stderr)
-            service = GraphService(rag, llm, cache_size=settings.cache_size)
-            print(f"hopgraph: serving graph {rag.store.graph!r} of {rag.store.uri} at "
-                  f"http://{args.host}:{args.port}/ (API docs at /docs"
+            _warn_or_refuse(args, rag.store.is_local, key is not None or bool(stored))
+            pool = GraphPool(GraphService(rag, llm, cache_size=settings.cache_size),
+                             settings.max_graphs, owns_first=True)
+        except BaseException:
+            rag.close()
+            raise
+        try:
+            print(f"hopgraph: serving graph {rag.store.graph!r} (and the database's other "
+                  f"graphs at /graphs/NAME/) of {rag.store.uri} at http://{args.host}:"
+                  f"{args.port}/ (API docs at /docs"
                   f"{', API key required' if key or stored else ''}; LLM: "
                   f"{llm.settings.model if llm else 'none'}); Ctrl-C stops", file=sys.stderr)
-            try:
-                run(service, args.host, args.port, settings)
-            finally:
-                service.close()
+            run(pool, args.host, args.port, settings)
+        finally:
+            pool.close()
     finally:
         if llm is not None:
             llm.close()
     return 0
+
+
+def _warn_or_refuse(args: argparse.Namespace, lite: bool, keyed: bool) -> None:
+    """Refuse to serve beyond loopback with no key (unless --no-auth); say what a Milvus
+    Lite file shares with local processes."""
+    if not keyed and not _loopback(args.host):
+        if not args.no_auth:
+            raise UsageError(f"refusing to serve on {args.host}, reachable from other "
+                             "machines, with no API key", fix="set HOPGRAPH_API_KEY, "
+                             "make keys with `hopgraph keys create`, or pass --no-auth")
+        print(f"warning: serving on {args.host} with no API key (--no-auth): anyone "
+              "who can connect can read and change the graph", file=sys.stderr)
+    if lite and not _loopback(args.host):
+        print("warning: this graph is a Milvus Lite file: while it is open, other "
+              "processes on this machine can read and change it through Milvus "
+              "Lite's own unauthenticated local port, whatever the API key; on a "
+              "shared host use a Milvus server with a token", file=sys.stderr)
 
 
 def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
@@ -97,6 +115,9 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    help="serve beyond loopback with no API key (otherwise refused)")
     p.add_argument("--log-json", action="store_true",
                    help="write the access log (one line per request, on stderr) as JSON")
+    p.add_argument("--max-graphs", type=int, default=None, metavar="N",
+                   help=f"graphs kept open at once, the least recently used closed first "
+                        f"({DEFAULT_MAX_GRAPHS}; env HOPGRAPH_MAX_GRAPHS)")
     p.add_argument("--cache", type=int, default=DEFAULT_ANSWER_CACHE, metavar="N",
                    help="answers to repeated /query requests kept until the next write "
                         f"({DEFAULT_ANSWER_CACHE}; 0: none)")

@@ -2,11 +2,11 @@
 `HOPGRAPH_API_KEY`, an admin key of this server's own.
 
 A route needs a role: `read` (query, ask, entities, documents listed, stats, graphs),
-`write` (documents added or deleted) or `admin` (metrics). A request without a known key
-is a 401; with a key that may not use the served graph, a 404 (what a graph that does not
-exist gets: a key learns nothing of graphs it may not use); with a key whose role is too
-low, a 403. With no key configured at all the server is open (`hopgraph serve` refuses to
-bind beyond loopback so, unless told `--no-auth`).
+`write` (documents added or deleted) or `admin` (graphs created or dropped, metrics). A
+request without a known key is a 401; with a key that may not use the route's graph, a 404
+(what a graph that does not exist gets: a key learns nothing of graphs it may not use);
+with a key whose role is too low, a 403. With no key configured at all the server is open
+(`hopgraph serve` refuses to bind beyond loopback so, unless told `--no-auth`).
 
 Keys are looked up by their SHA-256 (a timing difference tells an attacker nothing of a
 key's text); the env key is compared in constant time. Keys made or revoked by another
@@ -24,7 +24,7 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from hopgraph.serve.errors import HTTPError
+from hopgraph.serve.errors import HTTPError, clip
 from hopgraph.store.keys import ApiKey, KeyStore, digest
 
 REREAD_S = 5.0
@@ -67,20 +67,12 @@ class KeyRing:
         return self._known.get(hashed)
 
 
-def needed_role(method: str, path: str) -> str:
-    """The role a request needs."""
-    if path.rstrip("/").endswith("/metrics"):
-        return "admin"
-    if method in ("POST", "DELETE") and "/documents" in path:
-        return "write"
-    return "read"
+def authenticator(ring: KeyRing) -> Any:
+    """The dependency every API route has: a 401 without a known key (when keys are
+    needed); the key used is left in `request.state.key` (the access log names its
+    label)."""
 
-
-def authorizer(ring: KeyRing, graph: str) -> Any:
-    """The dependency every API route has: 401, 404 or 403 as the module says; the key
-    used is left in `request.state.key` (the access log names its label)."""
-
-    def authorize(request: Request, credentials: Bearer) -> None:
+    def authenticate(request: Request, credentials: Bearer) -> None:
         if not ring.required():
             return
         key = ring.find(credentials.credentials) if credentials is not None else None
@@ -89,11 +81,32 @@ def authorizer(ring: KeyRing, graph: str) -> Any:
                             "send the header 'Authorization: Bearer <key>' (`hopgraph keys "
                             "create` makes one)", headers={"WWW-Authenticate": "Bearer"})
         request.state.key = key
-        if not key.sees(graph):
-            raise HTTPError(404, "not found", "GET /graphs lists the graphs your key may use")
-        role = needed_role(request.method, request.url.path)
+
+    return authenticate
+
+
+def guard(role: str, default_graph: str | None = None) -> Any:
+    """The dependency of a route that needs `role`: with `default_graph`, the route is of
+    one graph (its `{graph}` path parameter, else `default_graph`), and a key that may not
+    use it gets the 404 of a graph that does not exist; then a role too low is a 403."""
+
+    def check(request: Request) -> None:
+        key: ApiKey | None = getattr(request.state, "key", None)
+        if key is None:  # no keys needed
+            return
+        if default_graph is not None:
+            graph = str(request.path_params.get("graph", default_graph))
+            if not key.sees(graph):
+                raise missing(graph)
         if not key.allows(role):
             raise HTTPError(403, f"a {key.role} key may not do this (it needs {role})",
                             "use a key with that role")
 
-    return authorize
+    return check
+
+
+def missing(name: str) -> HTTPError:
+    """The 404 of a graph that does not exist, or that the key may not use (the same
+    answer: a key learns nothing of graphs it may not use)."""
+    return HTTPError(404, f"no graph {clip(name, 64)!r}",
+                     "GET /graphs lists the graphs your key may use")

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -24,6 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Mount
 
 from hopgraph.errors import EmbedderError, HopgraphError, InputError, LLMError, UsageError
 
@@ -33,7 +33,7 @@ ECHO_CHARS = 200  # of a request's own text that an error message may repeat
 _MESSAGE_CHARS = 1000
 
 _CODES = {400: "bad_input", 401: "unauthorized", 403: "forbidden", 404: "not_found",
-          405: "method_not_allowed", 413: "too_large", 422: "invalid_request",
+          405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "invalid_request",
           500: "internal", 502: "upstream_failed", 503: "unavailable"}
 
 
@@ -123,14 +123,17 @@ def install(app: FastAPI) -> None:
         return error_response(500, "unexpected server error (logged by the server)")
 
 
+_METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
+
+
 def _methods(request: Request) -> list[str]:
-    """The methods the OpenAPI document lists for the request's path."""
-    methods: set[str] = set()
-    for template, operations in request.app.openapi().get("paths", {}).items():
-        pattern = re.sub(r"\\\{[^}]*\\\}", ".+", re.escape(template))
-        if re.fullmatch(pattern, request.url.path):
-            methods |= {method.upper() for method in operations}
-    return sorted(methods)
+    """The methods the API's routes answer at the request's path (each route's own pattern:
+    `{graph}` stops at a slash, `{name:path}` does not); static files are not the API's."""
+    routes = [route for route in request.app.router.routes if not isinstance(route, Mount)]
+    found = [method for method in _METHODS
+             if any(route.matches({**request.scope, "method": method})[0] is Match.FULL
+                    for route in routes)]
+    return found or ["GET", "HEAD"]  # a static file
 
 
 def strict_json(text: bytes) -> str | None:

@@ -1,10 +1,11 @@
 """What a server tells its operators: `/metrics` in Prometheus's text format, and one
 access-log line per request.
 
-Requests are counted by route (the route's template, `/entities/{name}`, never the raw path:
-a client cannot grow the label set), graph and status, with a latency histogram. The rest is
-read from the service when scraped: answer-cache hits and misses, open graphs, the graph's
-rows, its write counter, and the LLM's requests and tokens.
+Requests are counted by route (the route's template, `/entities/{name}`, never the raw path),
+graph (named once it was found: a client cannot grow the label set with names of no graph)
+and status, with a latency histogram. The rest is read from the pool when scraped:
+answer-cache hits and misses by graph, open graphs, each open graph's rows and write
+counter, and the LLM's requests and tokens.
 
 The access log (logger `hopgraph.access`, at INFO) has time, method, route, graph, status,
 milliseconds and the label (else the public id) of the key that was accepted, or `none`
@@ -25,7 +26,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hopgraph.serve.service import GraphService
+from hopgraph.serve.pool import GraphPool
 from hopgraph.store.follow import sizes
 
 access_log = logging.getLogger("hopgraph.access")
@@ -37,50 +38,53 @@ _BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 class Metrics:
     """The server's metrics (a registry of its own: two apps in one process never mix)."""
 
-    def __init__(self, service: GraphService) -> None:
+    def __init__(self, pool: GraphPool) -> None:
         self.registry = CollectorRegistry()
-        self.graph = service.rag.store.graph
         self.requests = Counter("hopgraph_requests", "HTTP requests answered",
                                 ["route", "graph", "status"], registry=self.registry)
         self.latency = Histogram("hopgraph_request_seconds", "time to answer a request",
                                  ["route", "graph"], buckets=_BUCKETS, registry=self.registry)
-        self.registry.register(_ServiceCollector(service))
+        self.registry.register(_PoolCollector(pool))
 
-    def observe(self, route: str, status: int, seconds: float) -> None:
+    def observe(self, route: str, graph: str, status: int, seconds: float) -> None:
         """Count one answered request."""
-        self.requests.labels(route, self.graph, str(status)).inc()
-        self.latency.labels(route, self.graph).observe(seconds)
+        self.requests.labels(route, graph, str(status)).inc()
+        self.latency.labels(route, graph).observe(seconds)
 
     def exposition(self) -> bytes:
         """Every metric, in the text format."""
         return generate_latest(self.registry)
 
 
-class _ServiceCollector(Collector):
-    """The service's own numbers, read at each scrape."""
+class _PoolCollector(Collector):
+    """The graphs' own numbers, read at each scrape."""
 
-    def __init__(self, service: GraphService) -> None:
-        self.service = service
+    def __init__(self, pool: GraphPool) -> None:
+        self.pool = pool
 
     def collect(self) -> Iterator[Metric]:
-        service = self.service
-        graph = service.rag.store.graph
+        pool = self.pool
         cache = CounterMetricFamily("hopgraph_answer_cache", "answers served from the cache "
                                     "(hit) or computed (miss)", labels=["graph", "result"])
-        cache.add_metric([graph, "hit"], service.cache.hits)
-        cache.add_metric([graph, "miss"], service.cache.misses)
+        for graph, stats in sorted(pool.cache.items()):
+            cache.add_metric([graph, "hit"], stats.hits)
+            cache.add_metric([graph, "miss"], stats.misses)
         yield cache
-        yield GaugeMetricFamily("hopgraph_open_graphs", "graphs this server has open", 1)
-        rows = GaugeMetricFamily("hopgraph_graph_rows", "rows of the served graph, by kind",
+        services = pool.services()
+        yield GaugeMetricFamily("hopgraph_open_graphs", "graphs this server has open",
+                                len(services))
+        rows = GaugeMetricFamily("hopgraph_graph_rows", "rows of each open graph, by kind",
                                  labels=["graph", "kind"])
-        for kind, count in sizes(service.current.retriever.graph).items():
-            rows.add_metric([graph, kind], count)
-        yield rows
         writes = GaugeMetricFamily("hopgraph_graph_writes", "the number of the last write "
-                                   "this server has applied", labels=["graph"])
-        writes.add_metric([graph], service.rag.state.applied[0])
+                                   "this server has applied, by open graph", labels=["graph"])
+        for service in services:
+            graph = service.rag.store.graph
+            for kind, count in sizes(service.current.retriever.graph).items():
+                rows.add_metric([graph, kind], count)
+            writes.add_metric([graph], service.rag.state.applied[0])
+        yield rows
         yield writes
-        usage = service.llm.usage.as_dict() if service.llm is not None else {}
+        usage = pool.llm.usage.as_dict() if pool.llm is not None else {}
         calls = CounterMetricFamily("hopgraph_llm_requests", "HTTP requests to the LLM, "
                                     "retries included")
         calls.add_metric([], usage.get("requests", 0))
@@ -118,17 +122,20 @@ class AccessLog:
         finally:
             seconds = time.perf_counter() - started
             route = getattr(scope.get("route"), "path", None) or "unmatched"
-            self.metrics.observe(route, status, seconds)
-            key = (scope.get("state") or {}).get("key")
-            self._log(scope["method"], route, status, seconds,
+            state = scope.get("state") or {}
+            graph = state.get("graph", "")  # set once the graph is found: no label from
+            self.metrics.observe(route, graph, status, seconds)  # a name that was not
+            key = state.get("key")
+            self._log(scope["method"], route, graph, status, seconds,
                       "none" if key is None else key.label or key.id)
 
-    def _log(self, method: str, route: str, status: int, seconds: float, key: str) -> None:
+    def _log(self, method: str, route: str, graph: str, status: int, seconds: float,
+             key: str) -> None:
         if not access_log.isEnabledFor(logging.INFO):
             return
         line: dict[str, Any] = {
             "time": datetime.now(UTC).isoformat(timespec="milliseconds"), "method": method,
-            "route": route, "graph": self.metrics.graph, "status": status,
+            "route": route, "graph": graph, "status": status,
             "ms": round(seconds * 1000, 1), "key": key}
         if self.json_lines:
             access_log.info(json.dumps(line))

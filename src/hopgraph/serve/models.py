@@ -97,6 +97,18 @@ class DocumentsRequest(_Request):
                          description="keep stored passages of the documents (else replace)")
 
 
+GRAPH_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,63}$"  # a Milvus collection name starts so
+GraphName = Annotated[str, Field(min_length=1, max_length=64, pattern=GRAPH_NAME,
+                                 description="letters, digits and '_', not starting with a "
+                                             "digit, at most 64")]
+
+
+class GraphRequest(_Request):
+    """A graph to make."""
+
+    name: GraphName
+
+
 class _View(BaseModel):
     """A part of a response: exactly these fields (a test holds the server and the CLI's
     `--json` to them)."""
@@ -225,3 +237,18 @@ class EntityResponse(_View):
     total_relations: int
     neighbours: list[EntityRef]
     subgraph: Subgraph
+
+
+class GraphsResponse(_View):
+    """The graphs of the database that the key may use."""
+
+    graphs: list[str]
+    default: str = Field(description="the graph of the routes without /graphs/{graph}")
+
+
+class GraphChange(_View):
+    """A graph made or dropped."""
+
+    graph: str
+    created: bool = False
+    dropped: bool = False

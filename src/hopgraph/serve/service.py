@@ -43,12 +43,14 @@ class GraphService:
 
     def __init__(self, rag: GraphRAG, llm: LLMClient | None = None,
                  cache_size: int = DEFAULT_ANSWER_CACHE,
-                 follow_seconds: float | None = None) -> None:
+                 follow_seconds: float | None = None, cache: CacheStats | None = None
+                 ) -> None:
         self.rag = rag
         self.llm = llm
         self._writes = threading.Lock()
-        self._cache_size = cache_size
-        self.cache = CacheStats()  # of every version, for /metrics
+        self.cache_size = cache_size
+        self.cache = cache or CacheStats()  # of every version, for /metrics
+        self.gone = False  # the graph was dropped by another process (seen by the follower)
         self._current = self._version()  # built now: queries start warm
         self._stop = threading.Event()
         self._follower: threading.Thread | None = None
@@ -60,7 +62,7 @@ class GraphService:
 
     def _version(self) -> GraphVersion:
         notes = describe_unfinished(self.rag.store.graph, self.rag.state.unfinished)
-        return GraphVersion(self.rag.retriever, self._cache_size, [notes] if notes else [],
+        return GraphVersion(self.rag.retriever, self.cache_size, [notes] if notes else [],
                             self.cache)
 
     def _follow(self, seconds: float) -> None:
@@ -68,7 +70,18 @@ class GraphService:
             try:
                 self.follow()
             except Exception as exc:  # keep following; say why once per failure
+                if self._dropped():
+                    log.warning("graph %s was dropped by another process",
+                                self.rag.store.graph)
+                    self.gone = True
+                    return
                 log.warning("could not follow the graph's change log: %s", exc)
+
+    def _dropped(self) -> bool:
+        try:
+            return not self.rag.store.exists()
+        except Exception:  # Milvus unreachable: not known to be gone
+            return False
 
     def follow(self) -> bool:
         """Apply other processes' writes now; returns whether a new version was swapped in."""
@@ -140,6 +153,14 @@ class GraphService:
                 return change(self.rag)
             finally:  # built before it replaces the old one (and its cache) at once
                 self._current = self._version()
+
+
+    def drop(self) -> None:
+        """Delete the graph (after any write of this process); the service is `gone`."""
+        with self._writes:
+            self.rag.drop()
+            self.gone = True
+        self.close()
 
 
 def _answer(retriever: Retriever, query: Query, notes: list[str]) -> dict[str, Any]:

@@ -1,0 +1,190 @@
+"""The API's routes. One graph's routes (`graph_routes`) are mounted twice: at the root for
+the server's default graph and under `/graphs/{graph}/` for any graph; the server's own
+routes (`server_routes`) list, make and drop graphs and give the metrics."""
+
+import json
+from collections.abc import Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, Request
+from fastapi.responses import Response, StreamingResponse
+
+from hopgraph.answer import stream_answer
+from hopgraph.config import NO_LLM_HELP
+from hopgraph.errors import LLMError
+from hopgraph.serve.auth import guard, missing
+from hopgraph.serve.errors import HTTPError, clip, described
+from hopgraph.serve.metrics import CONTENT_TYPE, Metrics
+from hopgraph.serve.models import (
+    GRAPH_NAME,
+    AskRequest,
+    DocumentsRequest,
+    EntityResponse,
+    GraphChange,
+    GraphRequest,
+    GraphsResponse,
+    QueryRequest,
+    QueryResponse,
+)
+from hopgraph.serve.pool import GraphPool
+from hopgraph.serve.service import GraphService
+
+GraphParam = Annotated[str, Path(min_length=1, max_length=64, pattern=GRAPH_NAME,
+                                 description="a graph of the database (GET /graphs)")]
+
+
+def default_graph(pool: GraphPool) -> Any:
+    """The dependency giving the routes without a graph name the server's default graph."""
+
+    def service(request: Request) -> Iterator[GraphService]:
+        with pool.use(pool.default) as found:
+            request.state.graph = pool.default
+            yield found
+
+    return service
+
+
+def named_graph(pool: GraphPool) -> Any:
+    """The dependency giving the routes under `/graphs/{graph}` their graph (404 if the
+    database has none of that name)."""
+
+    def service(request: Request, graph: GraphParam) -> Iterator[GraphService]:
+        with pool.use(graph) as found:
+            request.state.graph = graph
+            yield found
+
+    return service
+
+
+def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any) -> None:
+    """One graph's routes on `api`; `graph_of` is the dependency that finds the graph."""
+    Service = Annotated[GraphService, Depends(graph_of)]  # a local type: no postponed
+    # annotations in this module (FastAPI reads each route's at definition)
+
+    def role(name: str) -> list[Any]:
+        return [Depends(guard(name, pool.default))]
+
+    @api.get("/stats", tags=["graph"], dependencies=role("read"), responses=described(404))
+    def stats(service: Service) -> dict[str, Any]:
+        """Row counts, settings and state of the graph, and its document count."""
+        return {**service.rag.stats(), "documents": len(service.documents())}
+
+    @api.post("/query", response_model=QueryResponse, tags=["retrieval"],
+              dependencies=role("read"), responses=described(404))
+    def query(body: QueryRequest, service: Service) -> Response:
+        """Graph passages beside naive ones, entities, relations, timings, and the subgraph
+        that led to each passage (nodes and edges, the path marked `on_path`)."""
+        # Sent as built (its shape is QueryResponse, tested): validating each answer again
+        # cost more than a cached answer does.
+        query = body.to_query(service.default_method())
+        return Response(service.query_json(query), media_type="application/json")
+
+    @api.post("/ask", tags=["retrieval"], dependencies=role("read"),
+              responses={200: {"content": {"text/event-stream": {}, "application/json": {}}},
+                         **described(404)})
+    def ask(body: AskRequest, service: Service) -> Any:
+        """A cited answer streamed as Server-Sent Events (`evidence`, `token`..., `done` or
+        `error`) when the server has an LLM; otherwise the evidence and how to add one."""
+        result = service.retrieve(body.to_query(service.default_method()))
+        evidence = result.as_dict()["passages"]
+        if service.llm is None:
+            return {"answer": None, "message": NO_LLM_HELP.replace(
+                " The retrieved evidence is shown above.", ""), "passages": evidence}
+        return StreamingResponse(_answer_events(service, body.question, evidence),
+                                 media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-cache"})
+
+    @api.get("/entities/{name:path}", response_model=EntityResponse, tags=["graph"],
+             dependencies=role("read"), responses=described(404))
+    def entity(name: str, service: Service) -> dict[str, Any]:
+        """An entity by name (case and spacing ignored), its relations and neighbours."""
+        found = service.entity(name)
+        if found is None:
+            raise HTTPError(404, f"no entity named {clip(name)!r}",
+                            "GET /documents lists what the graph holds")
+        return found
+
+    @api.get("/documents", tags=["documents"], dependencies=role("read"),
+             responses=described(404))
+    def documents(service: Service) -> dict[str, Any]:
+        """Stored documents with their passage counts."""
+        return {"documents": [{"doc_id": doc, "passages": n}
+                              for doc, n in sorted(service.documents().items())]}
+
+    @api.post("/documents", tags=["documents"], dependencies=role("write"),
+              responses=described(400, 404))
+    def add_documents(body: DocumentsRequest, service: Service) -> dict[str, Any]:
+        """Ingest rows (the file format; bad rows are skipped and listed in `problems`); a
+        stored document is replaced unless `append`."""
+        summary = service.write(lambda rag: rag.add(body.rows, doc_id=body.doc_id,
+                                                    append=body.append))
+        return summary.as_dict()
+
+    @api.delete("/documents/{doc_id:path}", tags=["documents"], dependencies=role("write"),
+                responses=described(404))
+    def delete_document(doc_id: str, service: Service) -> dict[str, Any]:
+        """Delete a document with what only it holds (relations, entities)."""
+        removal = service.write(lambda rag: rag.delete([doc_id]))  # looked up under the lease
+        if doc_id in removal.missing:
+            raise HTTPError(404, f"no document {clip(doc_id)!r}",
+                            "GET /documents lists the stored documents")
+        return removal.as_dict()
+
+
+def server_routes(api: APIRouter, pool: GraphPool, metrics: Metrics) -> None:
+    """The routes of the server rather than of one graph."""
+
+    @api.get("/graphs", response_model=GraphsResponse, tags=["graphs"],
+             dependencies=[Depends(guard("read"))])
+    def graphs(request: Request) -> dict[str, Any]:
+        """The graphs of the database that the key may use, and the server's default graph
+        (the one the routes without `/graphs/{graph}` serve)."""
+        key = getattr(request.state, "key", None)
+        return {"graphs": [g for g in pool.names() if key is None or key.sees(g)],
+                "default": pool.default}
+
+    @api.post("/graphs", response_model=GraphChange, status_code=201, tags=["graphs"],
+              dependencies=[Depends(guard("admin"))], responses=described(403, 409))
+    def create_graph(body: GraphRequest, request: Request) -> dict[str, Any]:
+        """Make an empty graph (admin)."""
+        if not pool.create(body.name):
+            raise HTTPError(409, f"graph {body.name!r} exists already",
+                            f"use it at /graphs/{body.name}/, or drop it first")
+        request.state.graph = body.name
+        return {"graph": body.name, "created": True}
+
+    @api.delete("/graphs/{graph}", response_model=GraphChange, tags=["graphs"],
+                dependencies=[Depends(guard("admin", pool.default))],
+                responses=described(403, 404, 409))
+    def drop_graph(graph: GraphParam, request: Request) -> dict[str, Any]:
+        """Delete a graph and everything in it (admin; not the server's default graph)."""
+        if not pool.exists(graph):
+            raise missing(graph)
+        pool.drop(graph)
+        request.state.graph = graph
+        return {"graph": graph, "dropped": True}
+
+    @api.get("/metrics", tags=["server"], dependencies=[Depends(guard("admin"))],
+             responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}},
+                              "description": "Prometheus text format"}, **described(403)})
+    def prometheus() -> Response:
+        """Requests by route, graph and status with latencies; the answer cache, rows and
+        write counter of each open graph; open graphs; LLM requests and tokens (admin)."""
+        return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+
+
+def _answer_events(service: GraphService, question: str, evidence: list[dict[str, Any]]
+                   ) -> Iterator[str]:
+    assert service.llm is not None
+    yield _event("evidence", {"passages": evidence})
+    try:
+        for chunk in stream_answer(service.llm, question, [p["text"] for p in evidence]):
+            yield _event("token", {"text": chunk})
+        yield _event("done", {"usage": service.llm.usage.as_dict()})
+    except LLMError as exc:  # the error body, as an event: the stream has begun
+        yield _event("error", {"error": {"code": "upstream_failed", "message": clip(str(exc)),
+                                         "fix": None}})
+
+
+def _event(name: str, data: dict[str, Any]) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
