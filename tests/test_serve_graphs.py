@@ -131,7 +131,7 @@ def test_graphs_are_made_and_dropped(client: TestClient, db) -> None:
 
 
 def test_keys_are_scoped_to_each_routes_graph(db) -> None:
-    uri, rag = db
+    _, rag = db
     keys = KeyStore(rag.store)
     river_reader, _ = keys.create("read", ["rivers"], "river-reader")
     writer, _ = keys.create("write", ["rivers", "kb"], "writer")
@@ -186,7 +186,7 @@ def test_the_pool_keeps_at_most_max_graphs_open_and_reopens_from_the_snapshot(db
 
 
 def test_a_graph_in_use_is_closed_only_after_its_last_request(db) -> None:
-    uri, rag = db
+    _, rag = db
     pool = GraphPool(GraphService(rag), size=1)
     inside, leave = threading.Event(), threading.Event()
     seen: list[int] = []
