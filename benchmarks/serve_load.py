@@ -1,14 +1,20 @@
-"""Load on `hopgraph serve`: concurrent clients sending POST /query on the MuSiQue graph.
+"""Load on `hopgraph serve`: concurrent clients sending POST /query on the MuSiQue graph, or
+on several graphs of one server at once (`--graphs 3`).
 
 Starts the server on a free 127.0.0.1 port (in a new process, as a user runs it), then N
 client threads each send M queries over keep-alive connections, cycling through the 50 dev
 questions (client i starts at question i); prints requests/s, p50/p95/p99 latency and errors.
 Bounded: every request has a timeout, and the server is stopped at the end.
 
+With `--graphs K`, MuSiQue's corpus is split into K graphs of one database (`musique_0`...,
+passage i in graph i mod K) and request j of a client goes to graph j mod K through
+`/graphs/{graph}/query`: one server, K graphs, each with its own retriever and answer cache.
+
 Usage (from the repository root):
   .venv/bin/python benchmarks/serve_load.py                    # ingests MuSiQue first (~2.5 min)
   .venv/bin/python benchmarks/serve_load.py --uri g.db --graph musique   # an existing graph
-  options: --clients 32 --queries 50 --method default --top-k 5 [--json]
+  .venv/bin/python benchmarks/serve_load.py --graphs 3 [--max-graphs 3]  # three graphs
+  options: --clients 32 --queries 50 --method default --top-k 5 --cache 0 [--json]
 """
 
 from __future__ import annotations
@@ -65,15 +71,18 @@ def percentile(values: list[float], pct: float) -> float:
 
 
 def client(port: int, questions: list[str], start: int, count: int, body: dict[str, object],
-           latencies: list[float], errors: list[str], server_ms: list[float]) -> None:
-    """One client: `count` queries over one keep-alive connection."""
+           latencies: list[float], errors: list[str], server_ms: list[float],
+           paths: tuple[str, ...] = ("/query",)) -> None:
+    """One client: `count` queries over one keep-alive connection (query i to path i mod
+    the number of paths)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=TIMEOUT_S)
     try:
         for i in range(count):
             payload = json.dumps({**body, "question": questions[(start + i) % len(questions)]})
             began = time.perf_counter()
             try:
-                conn.request("POST", "/query", payload, {"Content-Type": "application/json"})
+                conn.request("POST", paths[i % len(paths)], payload,
+                             {"Content-Type": "application/json"})
                 reply = conn.getresponse()
                 data = reply.read()
             except (OSError, http.client.HTTPException) as exc:
@@ -104,6 +113,10 @@ def main() -> None:
     parser.add_argument("--cache", type=int, default=1024,
                         help="the server's answer cache (`serve --cache`; 0: every request "
                              "is computed)")
+    parser.add_argument("--graphs", type=int, default=1,
+                        help="split MuSiQue into this many graphs of one server (default 1)")
+    parser.add_argument("--max-graphs", type=int, default=None,
+                        help="the server's `--max-graphs` (default: --graphs)")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     args = parser.parse_args()
     questions = [q["question"] for q in json.loads(
@@ -111,13 +124,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="hopgraph-load-") as tmp:
         env = {"HOPGRAPH_URI": args.uri or str(Path(tmp) / "load.db"),
                "HOPGRAPH_GRAPH": args.graph}
+        names = [args.graph] if args.graphs == 1 else [f"{args.graph}_{i}"
+                                                        for i in range(args.graphs)]
         if not args.uri:
-            print("ingesting MuSiQue ...", file=sys.stderr)
-            hopgraph("ingest", "--quiet", str(DATA / "openie_gpt-3.5-turbo-1106.json"), env=env)
+            print(f"ingesting MuSiQue into {len(names)} graph(s) ...", file=sys.stderr)
+            for name, source in zip(names, split(Path(tmp), len(names)), strict=True):
+                hopgraph("ingest", "--quiet", str(source), "--graph", name, env=env)
+        env["HOPGRAPH_GRAPH"] = names[0]
+        paths = ("/query",) if len(names) == 1 else tuple(f"/graphs/{n}/query" for n in names)
         port = free_port()
         server = subprocess.Popen(
             [sys.executable, "-m", "hopgraph.cli", "serve", "--port", str(port),
-             "--cache", str(args.cache)],
+             "--cache", str(args.cache), "--max-graphs", str(args.max_graphs or len(names))],
             env={**os.environ, **env}, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL)
         try:
@@ -126,9 +144,9 @@ def main() -> None:
             latencies: list[float] = []
             errors: list[str] = []
             server_ms: list[float] = []
-            client(port, questions, 0, 3, body, [], [], [])  # warm-up, not counted
+            client(port, questions, 0, 3 * len(paths), body, [], [], [], paths)  # warm-up
             threads = [threading.Thread(target=client, args=(
-                port, questions, i, args.queries, body, latencies, errors, server_ms))
+                port, questions, i, args.queries, body, latencies, errors, server_ms, paths))
                 for i in range(args.clients)]
             began = time.perf_counter()
             for thread in threads:
@@ -154,11 +172,14 @@ def main() -> None:
         "server_work_p50_ms": round(statistics.median(computed), 1) if computed else None,
         "server_start_s": round(start_s, 1), "method": args.method, "cpus": os.cpu_count(),
         "cache": args.cache, "cached_answers": len(server_ms) - len(computed),
+        "graphs": len(names), "max_graphs": args.max_graphs or len(names),
     }
-    print("| clients × queries | answer cache | cached answers | errors | requests/s | p50 ms | "
-          "p95 ms | p99 ms | retrieval p50 ms (inside the server, computed answers) |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
-    print(f"| {args.clients} × {args.queries} | {args.cache or 'off'} | "
+    print("| graphs (open at most) | clients × queries | answer cache | cached answers | errors "
+          "| requests/s | p50 ms | p95 ms | p99 ms | retrieval p50 ms (inside the server, "
+          "computed answers) |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print(f"| {result['graphs']} ({result['max_graphs']}) | {args.clients} × {args.queries} "
+          f"| {args.cache or 'off'} | "
           f"{result['cached_answers']} | {result['errors']} | {result['requests_per_s']} | "
           f"{result['p50_ms']} | {result['p95_ms']} | {result['p99_ms']} | "
           f"{result['server_work_p50_ms']} |")
@@ -166,6 +187,21 @@ def main() -> None:
         print(f"error: {error}", file=sys.stderr)
     if args.json:
         print(json.dumps(result, indent=2))
+
+
+def split(folder: Path, parts: int) -> list[Path]:
+    """MuSiQue's passages with their triplets in `parts` files (passage i in file i mod
+    `parts`); the whole file when `parts` is 1."""
+    source = DATA / "openie_gpt-3.5-turbo-1106.json"
+    if parts == 1:
+        return [source]
+    docs = json.loads(source.read_text(encoding="utf-8"))["docs"]
+    files = []
+    for part in range(parts):
+        path = folder / f"musique_part{part}.json"
+        path.write_text(json.dumps({"docs": docs[part::parts]}), encoding="utf-8")
+        files.append(path)
+    return files
 
 
 if __name__ == "__main__":
