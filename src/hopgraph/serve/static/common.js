@@ -1,10 +1,11 @@
-// hopgraph web page, part 1 of 3: DOM helpers and API calls (the key, a retry after a 401).
-// Plain JS, no build step; the three scripts share the page's global scope and load in
-// order: common.js, draw.js, app.js. Every piece of server data goes into the DOM as text
-// (textContent / text nodes), never as HTML.
+// hopgraph web page, part 1 of 3: DOM helpers and API calls (the key, a retry after a 401,
+// the chosen graph). Plain JS, no build step; the three scripts share the page's global scope
+// and load in order: common.js, draw.js, app.js. Every piece of server data goes into the DOM
+// as text (textContent / text nodes), never as HTML.
 "use strict";
 
 const KEY_STORAGE = "hopgraph.apiKey";
+const GRAPH_STORAGE = "hopgraph.graph";
 const $ = (id) => document.getElementById(id);
 
 // ---------------------------------------------------------------------------------------------
@@ -33,11 +34,6 @@ function fill(container, children) {
 
 function truncate(text, max) {
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
-}
-
-/** The last part of a path-like document id (the whole id is the title). */
-function baseName(docId) {
-  return docId.split("/").filter(Boolean).pop() || docId;
 }
 
 function showError(message) {
