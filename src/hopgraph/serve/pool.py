@@ -138,15 +138,19 @@ class GraphPool:
         """The open entry of `name`, now in use by one more request (None: not open)."""
         with self._lock:
             entry = self._open.get(name)
-            if entry is None:
-                return None
-            if entry.service.gone:  # dropped by another process
+            gone = entry is not None and entry.service.gone  # dropped by another process
+            if entry is not None and not gone:
+                self._open.move_to_end(name)
+                entry.users += 1
+                return entry
+            closing = None
+            if entry is not None and gone:
                 del self._open[name]
                 entry.retired = True
-                return None
-            self._open.move_to_end(name)
-            entry.users += 1
-            return entry
+                closing = entry if entry.users == 0 else None  # else its last user closes it
+        if closing is not None:
+            _close(closing)
+        return None
 
     def _acquire(self, name: str, create: bool) -> _Open:
         entry = self._taken(name)
@@ -158,6 +162,8 @@ class GraphPool:
             entry = self._taken(name)  # opened by a request that was first
             if entry is not None:
                 return entry
+            if not create and not self.exists(name):  # dropped while this one waited
+                raise missing(name)
             rag = self._opener(name, create)
             stats = self.cache.setdefault(name, CacheStats())
             entry = _Open(GraphService(rag, self.llm, self._cache_size, cache=stats),
