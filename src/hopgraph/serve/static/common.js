@@ -56,9 +56,20 @@ function detailText(body, response) {
   return `${response.status} ${response.statusText || "error"}`;
 }
 
+/** The text to show for a failed call. */
+function errorText(error) {
+  return error instanceof ApiError ? error.message : `Request failed: ${error.message}`;
+}
+
+/** Whether a call was cancelled on purpose (another graph was chosen): nothing to show. */
+function isAborted(error) {
+  return Boolean(error) && error.name === "AbortError";
+}
+
 let keyRequest = null; // one pending "please give a key" prompt, shared by concurrent calls
 
-/** Show the key form and resolve with the key the user enters. */
+/** Show the key form and resolve with the key the user enters. The document hears
+ * "hopgraph:key-needed" when the form opens and "hopgraph:key-entered" once a key is kept. */
 function askForKey(rejected) {
   if (keyRequest) return keyRequest;
   const form = $("auth");
@@ -77,13 +88,16 @@ function askForKey(rejected) {
       form.hidden = true;
       keyRequest = null;
       resolve(key);
+      document.dispatchEvent(new CustomEvent("hopgraph:key-entered"));
     };
   });
+  document.dispatchEvent(new CustomEvent("hopgraph:key-needed"));
   return keyRequest;
 }
 
-/** fetch() an API path; returns the Response when ok, throws ApiError with `detail` if not. */
-async function request(method, path, body) {
+/** fetch() an API path; returns the Response when ok, throws ApiError with `detail` if not.
+ * On a 401 it asks for a key and tries again with it; `signal` cancels it. */
+async function request(method, path, body, signal) {
   for (;;) {
     const key = localStorage.getItem(KEY_STORAGE);
     const headers = { Accept: "application/json, text/event-stream" };
@@ -93,6 +107,7 @@ async function request(method, path, body) {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
     if (response.status === 401) {
       await askForKey(Boolean(key));
@@ -106,12 +121,46 @@ async function request(method, path, body) {
   }
 }
 
-async function api(method, path, body) {
-  return (await request(method, path, body)).json();
+async function api(method, path, body, signal) {
+  return (await request(method, path, body, signal)).json();
 }
 
-/** Run an action with the buttons disabled; any error goes to the error box. */
-async function busy(action) {
+// ---------------------------------------------------------------------------------------------
+// The chosen graph: its calls go to /graphs/{graph}/..., and choosing another graph cancels
+// the calls still running for the previous one.
+
+const chosen = { graph: null, controller: new AbortController() };
+
+/** Make `name` the graph of every later call (null: the server's default graph, at the root). */
+function useGraph(name) {
+  chosen.controller.abort();
+  chosen.controller = new AbortController();
+  chosen.graph = name;
+}
+
+/** A path of the chosen graph's API: "/query" -> "/graphs/<graph>/query". */
+function graphPath(path) {
+  return chosen.graph === null ? path : `/graphs/${encodeURIComponent(chosen.graph)}${path}`;
+}
+
+/** The signal of the chosen graph's calls: aborted once another graph is chosen. */
+function graphSignal() {
+  return chosen.controller.signal;
+}
+
+/** request() for the chosen graph. */
+function graphRequest(method, path, body) {
+  return request(method, graphPath(path), body, graphSignal());
+}
+
+/** api() for the chosen graph. */
+async function graphApi(method, path, body) {
+  return (await graphRequest(method, path, body)).json();
+}
+
+/** Run an action with the buttons disabled; a failure (other than a cancelled call) goes to
+ * `onError`. */
+async function busy(action, onError) {
   const buttons = [$("run"), $("ask")];
   buttons.forEach((b) => (b.disabled = true));
   document.body.setAttribute("aria-busy", "true");
@@ -119,7 +168,7 @@ async function busy(action) {
   try {
     await action();
   } catch (error) {
-    showError(error instanceof ApiError ? error.message : `Request failed: ${error.message}`);
+    if (!isAborted(error)) onError(error);
   } finally {
     buttons.forEach((b) => (b.disabled = false));
     document.body.removeAttribute("aria-busy");

@@ -28,11 +28,13 @@ const CY_STYLE = [
   { selector: "node[?on_path]", style: { "border-width": 4, "border-color": COLORS.path } },
   { selector: "node.expanded", style: { "border-style": "double" } },
   { selector: "node:selected", style: { "overlay-opacity": 0.15, "overlay-color": "#000" } },
+  // Edge labels stay level (their boxes are what placeEdgeLabels keeps apart) and are moved
+  // by placeEdgeLabels through text-margin-x/y.
   { selector: "edge", style: {
     width: 1.5, "line-color": "#ced4da", "target-arrow-color": "#ced4da",
     "target-arrow-shape": "triangle", "curve-style": "bezier",
-    label: "data(short)", "font-size": 9, color: "#495057", "text-rotation": "autorotate",
-    "text-background-color": "#fff", "text-background-opacity": 0.85,
+    label: "data(short)", "font-size": 9, color: "#495057", "text-rotation": "none",
+    "text-background-color": "#fff", "text-background-opacity": 0.9,
     "text-background-padding": 2,
   } },
   { selector: 'edge[kind = "evidence"]', style: { "line-style": "dashed" } },
@@ -41,6 +43,9 @@ const CY_STYLE = [
   { selector: "edge[?on_path]", style: {
     width: 4, "line-color": COLORS.path, "target-arrow-color": COLORS.path, color: "#c92a2a",
   } },
+  // A label with no room of its own is hidden, and shown while the pointer is on its edge.
+  { selector: "edge.label-hidden", style: { label: "" } },
+  { selector: "edge.label-hidden.hovered", style: { label: "data(short)", "z-index": 100 } },
 ];
 
 let cy = null;
@@ -58,14 +63,24 @@ function initDrawing() {
   window.hopgraphCy = cy; // read by tests and handy in the console
   const box = $("subgraph");
   // Native tooltips: the full text of the element under the pointer.
-  cy.on("mouseover", "node, edge", (event) => { box.title = event.target.data("full") || ""; });
-  cy.on("mouseout", "node, edge", () => { box.title = ""; });
+  cy.on("mouseover", "node, edge", (event) => {
+    box.title = event.target.data("full") || "";
+    if (event.target.isEdge()) event.target.addClass("hovered");
+  });
+  cy.on("mouseout", "node, edge", (event) => {
+    box.title = "";
+    event.target.removeClass("hovered");
+  });
+  // A node dragged elsewhere moves its edges: place their labels again.
+  cy.on("dragfree", "node", () => showCounts(placeEdgeLabels()));
   cy.on("tap", 'node[kind != "passage"]', (event) => expandEntity(event.target));
   cy.on("tap", 'node[kind = "passage"]', (event) => focusPassage(event.target));
 }
 
 /** Node and edge objects of the contract -> Cytoscape elements (labels shortened). */
 function toElements(subgraph) {
+  const names = new Map((subgraph.nodes || []).map((n) => [n.id, n.label]));
+  const nameOf = (id) => names.get(id) ?? (cy ? cy.getElementById(id).data("label") : null);
   const nodes = (subgraph.nodes || []).map((n) => {
     const passage = n.kind === "passage";
     const text = passage
@@ -76,36 +91,202 @@ function toElements(subgraph) {
   });
   const edges = (subgraph.edges || []).map((e) => ({
     group: "edges",
-    data: { ...e, short: truncate(e.label || "", 32), full: e.label || "" },
+    data: { ...e, short: truncate(edgeWords(e, nameOf), 32), full: e.label || "" },
   }));
   return [...nodes, ...edges];
 }
 
-function layout(options = {}) {
+/** An edge's label without the names its ends already show: "Leonhard Euler was a student
+ * of Johann Bernoulli" between those two entities reads "was a student of". */
+function edgeWords(edge, nameOf) {
+  const text = (edge.label || "").trim();
+  let words = text;
+  const source = nameOf(edge.source);
+  const target = edge.kind === "relation" ? nameOf(edge.target) : null;
+  if (source && words.toLowerCase().startsWith(`${source.toLowerCase()} `)) {
+    words = words.slice(source.length + 1);
+  }
+  if (target && words.toLowerCase().endsWith(` ${target.toLowerCase()}`)) {
+    words = words.slice(0, words.length - target.length - 1);
+  }
+  return words.trim() || text;
+}
+
+/** Lay the drawing out, then place the edge labels; `done` gets the hidden labels' count. */
+function layout(options = {}, done = () => {}) {
   const roots = cy.nodes('[kind = "query"]');
   const base = roots.length
     // Left to right from the query entities: edges run mostly across, so labels stay legible.
     ? { name: "breadthfirst", directed: false, roots, direction: "rightward", spacingFactor: 1.1 }
     : { name: "cose", animate: false };
-  cy.layout({ ...base, fit: true, padding: 30, animate: false, ...options }).run();
+  const run = cy.layout({ ...base, fit: true, padding: 30, animate: false, ...options });
+  run.one("layoutstop", () => done(placeEdgeLabels()));
+  run.run();
 }
 
+/** The drawing's status line: its counts, and how to read a hidden label. */
+function showCounts(hidden, prefix = "") {
+  const counts = `${cy.nodes().length} nodes, ${cy.edges().length} edges`;
+  const note = hidden
+    ? `; ${hidden} edge label${hidden === 1 ? "" : "s"} hidden for room (point at an edge to `
+      + "read it)"
+    : "";
+  $("subgraph-status").textContent = `${prefix}${counts}${note}.`;
+}
+
+/** Draw a query's subgraph; null clears the drawing. */
 function drawSubgraph(subgraph) {
   if (!cy) return;
   cy.elements().remove();
-  cy.add(toElements(subgraph || {}));
-  layout();
-  const counts = `${cy.nodes().length} nodes, ${cy.edges().length} edges`;
-  $("subgraph-status").textContent = cy.nodes().length ? counts : "Nothing to draw.";
+  $("subgraph-status").textContent = "";
+  if (!subgraph) return;
+  cy.add(toElements(subgraph));
+  if (cy.nodes().empty()) {
+    $("subgraph-status").textContent = "Nothing to draw.";
+    return;
+  }
+  layout({}, (hidden) => showCounts(hidden));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Edge labels that do not overlap
+//
+// Each label is level text at a point of its edge. In a fixed order (the path to the answer
+// first, then relations, "named in" and evidence edges, each in the server's order) a label
+// takes the first spot, of a fixed list along and beside its edge, whose box is clear of the
+// labels placed before it: clear of every node and node label if it can be, else of node
+// shapes, else only of other edge labels. A label with no such spot is hidden (it shows while
+// the pointer is on its edge). Positions depend only on the layout, so the result is the same
+// on every run, and no two edge labels shown ever overlap.
+
+const LABEL_ONLY = {
+  includeNodes: false, includeEdges: false, includeLabels: true, includeMainLabels: true,
+  includeSourceLabels: false, includeTargetLabels: false, includeOverlays: false,
+  includeUnderlays: false, includeOutlines: false,
+};
+const NODE_WITH_LABEL = {
+  includeNodes: true, includeLabels: true, includeOverlays: false, includeUnderlays: false,
+  includeOutlines: false,
+};
+const NODE_ONLY = { ...NODE_WITH_LABEL, includeLabels: false };
+const ALONG = [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8]; // fractions of the edge, tried in order
+const BESIDE = [0.5, 0.35, 0.65]; // then just beside the edge at these fractions
+const LABEL_GAP = 1; // model units kept between two boxes
+const KIND_ORDER = { relation: 0, name: 1, evidence: 2 };
+
+function boxesOverlap(a, b) {
+  return a.x1 < b.x2 + LABEL_GAP && b.x1 < a.x2 + LABEL_GAP
+    && a.y1 < b.y2 + LABEL_GAP && b.y1 < a.y2 + LABEL_GAP;
+}
+
+/** The point at fraction t of an edge's drawn line (straight, or bezier when it curves). */
+function pointAlong(edge, t) {
+  const start = edge.sourceEndpoint();
+  const end = edge.targetEndpoint();
+  const controls = edge.controlPoints() || [];
+  if (controls.length === 1) { // a quadratic curve: parallel edges between two nodes
+    const [c] = controls;
+    const u = 1 - t;
+    return { x: u * u * start.x + 2 * u * t * c.x + t * t * end.x,
+      y: u * u * start.y + 2 * u * t * c.y + t * t * end.y };
+  }
+  // Otherwise the polyline through the control points (none: the straight line).
+  const points = [start, ...controls, end];
+  const lengths = points.slice(1).map((p, i) => Math.hypot(p.x - points[i].x, p.y - points[i].y));
+  let left = t * lengths.reduce((sum, length) => sum + length, 0);
+  for (let i = 0; i < lengths.length; i += 1) {
+    if (left <= lengths[i] || i === lengths.length - 1) {
+      const f = lengths[i] ? Math.min(1, left / lengths[i]) : 0;
+      return { x: points[i].x + f * (points[i + 1].x - points[i].x),
+        y: points[i].y + f * (points[i + 1].y - points[i].y) };
+    }
+    left -= lengths[i];
+  }
+  return start;
+}
+
+/** The spots tried for an edge's label, as label centres: on the edge, then beside it. */
+function labelSpots(edge, width, height) {
+  const spots = ALONG.map((t) => pointAlong(edge, t));
+  const start = edge.sourceEndpoint();
+  const end = edge.targetEndpoint();
+  const across = Math.abs(end.x - start.x) >= Math.abs(end.y - start.y);
+  // Beside a mostly level edge is above or below it; beside a steep one, left or right.
+  const dx = across ? 0 : width / 2 + 3;
+  const dy = across ? height / 2 + 3 : 0;
+  for (const t of BESIDE) {
+    const p = pointAlong(edge, t);
+    spots.push({ x: p.x - dx, y: p.y - dy }, { x: p.x + dx, y: p.y + dy });
+  }
+  return spots;
+}
+
+/** Place every edge label (see above); returns how many are hidden. */
+function placeEdgeLabels() {
+  if (!cy) return 0;
+  const edges = cy.edges();
+  cy.batch(() => {
+    edges.removeClass("label-hidden");
+    edges.style({ "text-margin-x": 0, "text-margin-y": 0 });
+  });
+  const nodes = cy.nodes().filter((n) => n.visible());
+  const obstacleSets = [
+    nodes.map((n) => n.boundingBox(NODE_WITH_LABEL)),
+    nodes.map((n) => n.boundingBox(NODE_ONLY)),
+    [],
+  ];
+  const order = edges.toArray()
+    .map((edge, index) => ({ edge, index }))
+    .sort((a, b) => (Number(!a.edge.data("on_path")) - Number(!b.edge.data("on_path")))
+      || ((KIND_ORDER[a.edge.data("kind")] ?? 3) - (KIND_ORDER[b.edge.data("kind")] ?? 3))
+      || (a.index - b.index))
+    .map(({ edge }) => edge);
+  const placed = [];
+  const moves = [];
+  const hide = [];
+  for (const edge of order) {
+    if (!edge.visible() || !edge.data("short")) continue;
+    const box = edge.boundingBox(LABEL_ONLY);
+    if (!(box.w > 0 && box.h > 0)) continue;
+    // Where the label sits now (margins 0) and how its box lies around that point.
+    const anchor = edge.midpoint();
+    const offset = { x: (box.x1 + box.x2) / 2 - anchor.x, y: (box.y1 + box.y2) / 2 - anchor.y };
+    const boxAt = (spot) => ({
+      x1: spot.x - box.w / 2, x2: spot.x + box.w / 2, y1: spot.y - box.h / 2,
+      y2: spot.y + box.h / 2,
+    });
+    const spots = labelSpots(edge, box.w, box.h);
+    let found = null;
+    for (const obstacles of obstacleSets) {
+      found = spots.find((spot) => {
+        const candidate = boxAt(spot);
+        return !placed.some((other) => boxesOverlap(candidate, other))
+          && !obstacles.some((other) => boxesOverlap(candidate, other));
+      });
+      if (found) break;
+    }
+    if (!found) {
+      hide.push(edge);
+      continue;
+    }
+    placed.push(boxAt(found));
+    moves.push([edge, found.x - offset.x - anchor.x, found.y - offset.y - anchor.y]);
+  }
+  cy.batch(() => {
+    for (const [edge, x, y] of moves) edge.style({ "text-margin-x": x, "text-margin-y": y });
+    for (const edge of hide) edge.addClass("label-hidden");
+  });
+  return hide.length;
 }
 
 /** Add an entity's neighbours and relations (GET /entities/{name}) to the drawing. */
 async function expandEntity(node) {
   const name = node.data("label");
-  showError("");
+  const signal = graphSignal();
   $("subgraph-status").textContent = `Loading ${name}…`;
   try {
-    const data = await api("GET", `/entities/${encodeURIComponent(name)}`);
+    const data = await graphApi("GET", `/entities/${encodeURIComponent(name)}`);
+    if (signal.aborted || node.removed()) return; // another graph, or another drawing
     const fresh = toElements(data.subgraph || relationsSubgraph(data))
       .filter((element) => cy.getElementById(element.data.id).empty());
     // Nodes before edges, and only edges whose two ends are drawn.
@@ -119,14 +300,20 @@ async function expandEntity(node) {
       const angle = (2 * Math.PI * i) / added.length;
       return { x: x + 80 * Math.cos(angle), y: y + 80 * Math.sin(angle) };
     });
-    if (added.length) layout({ name: "cose", randomize: false, animate: false });
     const shown = (data.relations || []).length;
     const total = data.total_relations ?? shown;
-    $("subgraph-status").textContent =
-      `${data.name || name}: ${shown} of ${total} relations, ${added.length} new nodes.`;
+    const prefix = `${data.name || name}: ${shown} of ${total} relations, `
+      + `${added.length} new nodes; `;
+    if (added.length) {
+      layout({ name: "cose", randomize: false, animate: false },
+        (hidden) => showCounts(hidden, prefix));
+    } else {
+      showCounts(placeEdgeLabels(), prefix);
+    }
   } catch (error) {
-    $("subgraph-status").textContent = "";
-    showError(error instanceof ApiError ? error.message : `Request failed: ${error.message}`);
+    if (isAborted(error) || signal.aborted) return;
+    // Said in the drawing's status line: the results stay (they are this query's, not stale).
+    $("subgraph-status").textContent = `Could not load ${name}: ${errorText(error)}`;
   }
 }
 
