@@ -90,7 +90,7 @@ def guard(role: str, default_graph: str | None = None) -> Any:
     one graph (its `{graph}` path parameter, else `default_graph`), and a key that may not
     use it gets the 404 of a graph that does not exist; then a role too low is a 403."""
 
-    def check(request: Request) -> None:
+    async def check(request: Request) -> None:  # no I/O: on the event loop
         key: ApiKey | None = getattr(request.state, "key", None)
         if key is None:  # no keys needed
             return

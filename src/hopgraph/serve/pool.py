@@ -84,18 +84,50 @@ class GraphPool:
     @contextmanager
     def use(self, name: str) -> Iterator[GraphService]:
         """Graph `name` while a request needs it (404 if the database has no such graph)."""
-        entry = self._acquire(name, create=False)
+        entry = self.acquire(name)
         try:
             yield entry.service
         finally:
-            self._release(entry)
+            self.release(entry)
+
+    def taken(self, name: str) -> _Open | None:
+        """Graph `name` for one more request if it is open (never blocks on Milvus: a graph
+        gone elsewhere is left for `acquire`); None otherwise. `release` it after."""
+        with self._lock:
+            entry = self._open.get(name)
+            if entry is None or entry.service.gone:
+                return None
+            self._open.move_to_end(name)
+            entry.users += 1
+            return entry
+
+    def acquire(self, name: str) -> _Open:
+        """Graph `name` for one more request, opened if need be (404 if the database has no
+        such graph). `release` it after."""
+        return self._acquire(name, create=False)
+
+    def release(self, entry: _Open, close: bool = True) -> bool:
+        """A request is done with `entry`. Returns whether that was the last user of a
+        graph out of the pool, which is then closed (here, or by the caller through
+        `close_entry` when `close` is False)."""
+        with self._lock:
+            entry.users -= 1
+            done = entry.retired and entry.users == 0
+        if done and close:
+            _close(entry)
+        return done
+
+    @staticmethod
+    def close_entry(entry: _Open) -> None:
+        """Close a graph no request uses any more (`release(..., close=False)`)."""
+        _close(entry)
 
     def create(self, name: str) -> bool:
         """Make graph `name` (and open it); False if it existed already."""
         with self._name_lock(name):
             if self.exists(name):
                 return False
-            self._release(self._acquire(name, create=True))
+            self.release(self._acquire(name, create=True))
             return True
 
     def drop(self, name: str) -> None:
@@ -113,7 +145,7 @@ class GraphPool:
                     if self._open.get(name) is entry:
                         del self._open[name]
                     entry.retired = True
-                self._release(entry)
+                self.release(entry)
             self.cache.pop(name, None)
         with self._lock:
             self._opening.pop(name, None)
@@ -188,12 +220,6 @@ class GraphPool:
                 closing.append(entry)
         return closing
 
-    def _release(self, entry: _Open) -> None:
-        with self._lock:
-            entry.users -= 1
-            done = entry.retired and entry.users == 0
-        if done:
-            _close(entry)
 
 
 def _like(rag: GraphRAG) -> Opener:

@@ -3,10 +3,12 @@ the server's default graph and under `/graphs/{graph}/` for any graph; the serve
 routes (`server_routes`) list, make and drop graphs and give the metrics."""
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from hopgraph.answer import stream_answer
@@ -36,9 +38,8 @@ GraphParam = Annotated[str, Path(min_length=1, max_length=64, pattern=GRAPH_NAME
 def default_graph(pool: GraphPool) -> Any:
     """The dependency giving the routes without a graph name the server's default graph."""
 
-    def service(request: Request) -> Iterator[GraphService]:
-        with pool.use(pool.default) as found:
-            request.state.graph = pool.default
+    async def service(request: Request) -> AsyncIterator[GraphService]:
+        async with _using(pool, pool.default, request) as found:
             yield found
 
     return service
@@ -48,12 +49,24 @@ def named_graph(pool: GraphPool) -> Any:
     """The dependency giving the routes under `/graphs/{graph}` their graph (404 if the
     database has none of that name)."""
 
-    def service(request: Request, graph: GraphParam) -> Iterator[GraphService]:
-        with pool.use(graph) as found:
-            request.state.graph = graph
+    async def service(request: Request, graph: GraphParam) -> AsyncIterator[GraphService]:
+        async with _using(pool, graph, request) as found:
             yield found
 
     return service
+
+
+@asynccontextmanager
+async def _using(pool: GraphPool, name: str, request: Request) -> AsyncIterator[GraphService]:
+    """A graph of the pool for one request. An open graph is taken on the event loop (a
+    dictionary look-up); opening or closing one, which reads Milvus, runs off it."""
+    entry = pool.taken(name) or await run_in_threadpool(pool.acquire, name)
+    try:
+        request.state.graph = name
+        yield entry.service
+    finally:
+        if pool.release(entry, close=False):
+            await run_in_threadpool(pool.close_entry, entry)
 
 
 def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any) -> None:
