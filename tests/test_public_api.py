@@ -3,10 +3,10 @@
 import hopgraph
 
 PUBLIC = [
-    "METHODS", "OFFLINE_METHODS", "EmbedderError", "Embedder", "GraphRAG", "HopgraphError",
-    "IngestSummary", "InputError", "LLMClient", "LLMError", "LLMSettings", "LoadReport",
-    "PassageHit", "PassageRecord", "Problem", "Query", "RelationHit", "Retrieval", "Settings",
-    "StoreError", "Triplet", "UsageError",
+    "METHODS", "OFFLINE_METHODS", "Answer", "EmbedderError", "Embedder", "GraphRAG",
+    "HopgraphError", "IngestSummary", "InputError", "LLMClient", "LLMError", "LLMSettings",
+    "LoadReport", "PassageHit", "PassageRecord", "Problem", "Query", "RelationHit",
+    "Retrieval", "Settings", "StoreError", "Triplet", "UsageError", "Where",
 ]
 
 

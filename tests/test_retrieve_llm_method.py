@@ -1,10 +1,11 @@
 """The LLM path of retrieval against a scripted OpenAI-compatible server (real HTTP)."""
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import QUESTION
+from conftest import BERNOULLI, QUESTION, need
 from llm_server import FakeLLMServer, Reply
 from scripted_llm import garbage_llm, good_llm
 
@@ -101,3 +102,23 @@ def test_timeout_and_garbage_entities_fall_back(rag: GraphRAG, server: FakeLLMSe
 def test_llm_method_needs_an_llm(rag: GraphRAG) -> None:
     with pytest.raises(ValueError, match="needs an LLM"):
         rag.retrieve(QUESTION, method="llm")
+
+
+def test_the_llm_sees_only_relations_inside_the_filter(open_graph, server: FakeLLMServer,
+                                                       tmp_path: Path) -> None:
+    """A filtered `llm` query: the model is shown only relations with a passage the filter
+    keeps, and names an entity of an excluded document in vain."""
+    data = json.loads(need(BERNOULLI).read_text(encoding="utf-8"))
+    rag = open_graph("llm_where")
+    rag.add([{**row, "doc_id": f"p{i}"} for i, row in enumerate(data["passages"])])
+    server.responder = good_llm
+    with client(server, tmp_path) as llm:
+        kept = with_llm(rag, llm).retrieve(QUESTION, top_k=3, method="llm",
+                                           where={"doc_id": {"$nin": ["p2"]}})
+        everything = rag.retrieve(QUESTION, top_k=3, method="llm")
+    prompts = [r.body["messages"][-1]["content"] for r in server.chat_requests]
+    reranks = [p for p in prompts if "useful_relationships" in p]
+    assert len(reranks) == 2 and "Daniel" not in reranks[0] and "Daniel" in reranks[1]
+    assert kept.passages and all(p.doc_id != "p2" for p in kept.passages)
+    assert not any("Daniel" in r.text for r in kept.relations)
+    assert any(p.doc_id == "p2" for p in everything.passages)

@@ -19,6 +19,7 @@ from hopgraph.errors import (
 )
 from hopgraph.llm import LLMClient
 from hopgraph.records import (
+    Answer,
     IngestSummary,
     LoadReport,
     PassageHit,
@@ -30,10 +31,12 @@ from hopgraph.records import (
 )
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import Query
+from hopgraph.where import Where
 
 __all__ = [
     "METHODS",
     "OFFLINE_METHODS",
+    "Answer",
     "Embedder",
     "EmbedderError",
     "GraphRAG",
@@ -54,6 +57,7 @@ __all__ = [
     "StoreError",
     "Triplet",
     "UsageError",
+    "Where",
 ]
 __version__ = "0.1.0"
 

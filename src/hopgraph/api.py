@@ -13,15 +13,24 @@ from collections.abc import Iterable, Sized
 from pathlib import Path
 from typing import Any
 
+from hopgraph.answer import ANSWER_TOP_K, stream_answer
 from hopgraph.config import Settings, as_number
 from hopgraph.embed import Embedder, make_embedder
+from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import extract, sync
 from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
 from hopgraph.ingest.loaders import read_items
 from hopgraph.ingest.writer import Progress, Waiting
 from hopgraph.llm import LLMClient
-from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Removal, Retrieval
+from hopgraph.records import (
+    Answer,
+    IngestSummary,
+    LoadReport,
+    PassageRecord,
+    Removal,
+    Retrieval,
+)
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
 from hopgraph.store import MilvusStore
@@ -240,6 +249,21 @@ class GraphRAG:
         self._follow()
         graph, naive = self.retriever.compare(as_query(query, args, options))
         return self._noted(graph), self._noted(naive)
+
+    def ask(self, query: str | Query | None = None, *args: Any, **options: Any) -> Answer:
+        """A cited answer: the query's passages (a question's `top_k` defaults to
+        ANSWER_TOP_K, as for `hopgraph ask`), then the LLM (`llm=`) writes from them. Takes
+        what `retrieve` takes, `where=` included; a UsageError without an LLM."""
+        if self._llm is None:
+            raise UsageError("an answer needs an LLM, and this graph was opened without one",
+                             fix="GraphRAG(..., llm=LLMClient(LLMSettings(model=...))); "
+                                 "`retrieve` gives the evidence without one")
+        if not isinstance(query, Query) and not args:
+            options.setdefault("top_k", ANSWER_TOP_K)
+        result = self.retrieve(query, *args, **options)
+        text = "".join(stream_answer(self._llm, result.question,
+                                     [p.text for p in result.passages]))
+        return Answer(result.question, text, result, self._llm.usage.as_dict())
 
     def naive(self, question: str, top_k: int = DEFAULT_TOP_K) -> Retrieval:
         """Plain dense passage retrieval, for comparison."""

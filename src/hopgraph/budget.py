@@ -24,6 +24,7 @@ from hopgraph.errors import InputError
 from hopgraph.ingest.loaders import read_text
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.query import Query
+from hopgraph.where import Where
 
 BUDGETS = (200, 400, 800)
 RETRIEVED = 64  # chunks asked for: enough to fill 800 words with chunks of 12 words or more
@@ -112,15 +113,17 @@ class BudgetScore:
 
 
 def evaluate_budgets(retriever: Retriever, questions: list[GoldQuestion], methods: list[str],
-                     budgets: tuple[int, ...] = BUDGETS) -> dict[str, BudgetScore]:
-    """Recall at each budget for each method (one untimed warm-up question per method)."""
+                     budgets: tuple[int, ...] = BUDGETS, where: Where | None = None
+                     ) -> dict[str, BudgetScore]:
+    """Recall at each budget for each method (one untimed warm-up question per method),
+    every question under the filter `where`, if any."""
     scores: dict[str, BudgetScore] = {}
     for method in methods:
-        retriever.retrieve(Query(questions[0].text, method, RETRIEVED))
+        retriever.retrieve(Query(questions[0].text, method, RETRIEVED, where=where))
         score = BudgetScore(dict.fromkeys(budgets, 0.0))
         for question in questions:
             started = time.perf_counter()
-            result = retriever.retrieve(Query(question.text, method, RETRIEVED))
+            result = retriever.retrieve(Query(question.text, method, RETRIEVED, where=where))
             score.latencies_ms.append((time.perf_counter() - started) * 1000)
             texts = [passage.text for passage in result.passages]
             for budget in budgets:

@@ -15,6 +15,7 @@ from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import read_text
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.query import DEFAULT_DEGREE, Query
+from hopgraph.where import Where
 
 log = logging.getLogger(__name__)
 
@@ -107,15 +108,18 @@ def _read_json(path: Path) -> Any:
 
 
 def evaluate(retriever: Retriever, questions: list[Question], methods: list[str],
-             degree: int = DEFAULT_DEGREE) -> dict[str, MethodScore]:
+             degree: int = DEFAULT_DEGREE, where: Where | None = None
+             ) -> dict[str, MethodScore]:
     """Recall@KS and latency of each method, after one untimed warm-up question per method
-    (model load and first searches are not query latency)."""
+    (model load and first searches are not query latency). With `where`, every question is
+    asked under that filter (recall still counts every gold passage)."""
     top_k = max(KS)
     for method in methods:
-        retriever.retrieve(Query(questions[0].text, method, top_k, degree))
+        retriever.retrieve(Query(questions[0].text, method, top_k, degree, where=where))
     return {method: score_method(
         lambda q, m=method: [content_key(p.text) for p in retriever.retrieve(
-            Query(q, m, top_k, degree)).passages], questions) for method in methods}
+            Query(q, m, top_k, degree, where=where)).passages], questions)
+        for method in methods}
 
 
 def score_method(run: Callable[[str], list[str]], questions: list[Question],

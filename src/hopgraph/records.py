@@ -213,3 +213,14 @@ def comparison_json(graph: Retrieval, naive: Retrieval) -> dict[str, Any]:
         "llm": view["llm"],
         "bridges": view["bridges"],
     }
+
+
+@dataclass
+class Answer:
+    """An answer written from retrieved passages (`GraphRAG.ask`): its text, with citations
+    [n] to `retrieval.passages[n - 1]`, and the LLM's token usage so far."""
+
+    question: str
+    text: str
+    retrieval: Retrieval
+    usage: dict[str, int] = field(default_factory=dict)

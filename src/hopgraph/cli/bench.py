@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hopgraph.api import GraphRAG
-from hopgraph.cli.common import Bars
+from hopgraph.cli.common import Bars, where_of, where_options
 from hopgraph.errors import InputError, UsageError
 from hopgraph.ingest.loaders import read_text
 from hopgraph.records import LoadReport
@@ -58,7 +58,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                       create=False) as rag:
             waited = rag.store.wait_indexed()
             print(f"waited {waited:.1f}s for Milvus to finish indexing", file=sys.stderr)
-            scores = evaluate(rag.retriever, questions, methods, args.degree)
+            scores = evaluate(rag.retriever, questions, methods, args.degree, where_of(args))
             budgets = _budgets(rag, args, methods)
     print(markdown_table(scores, registry.DEFAULT))
     if budgets is not None:
@@ -83,7 +83,7 @@ def _budgets(rag: GraphRAG, args: argparse.Namespace, methods: list[str]
     from hopgraph.budget import budget_json, budget_table, evaluate_budgets, load_gold
 
     scores = evaluate_budgets(rag.retriever, load_gold(Path(args.questions)), methods,
-                              tuple(args.budgets))
+                              tuple(args.budgets), where_of(args))
     return budget_table(scores), budget_json(scores)
 
 
@@ -164,6 +164,7 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    "ingest's)")
     p.add_argument("--overlap-tokens", type=int, help="with --documents: chunk overlap "
                    "(default: ingest's)")
+    where_options(p)
     p.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=cmd_eval)

@@ -13,6 +13,7 @@ from hopgraph.config import LLMSettings, Settings
 from hopgraph.errors import StoreError
 from hopgraph.llm import LLMClient
 from hopgraph.store import MilvusStore
+from hopgraph.where import Where
 
 
 def llm_configured(args: argparse.Namespace) -> LLMSettings | None:
@@ -40,6 +41,25 @@ def open_graph(args: argparse.Namespace, create: bool = True, llm: LLMClient | N
     if not create and rag.store.incomplete:
         print(f"warning: {rag.store.incomplete}", file=sys.stderr)
     return rag
+
+
+def where_options(p: argparse.ArgumentParser) -> None:
+    """--where and --doc: the filter of a query (docs/filters.md)."""
+    p.add_argument("--where", metavar="JSON",
+                   help='keep only passages this filter matches, e.g. \'{"year": {"$gte": '
+                        '2020}, "lang": "en"}\' (docs/filters.md)')
+    p.add_argument("--doc", action="append", metavar="ID",
+                   help="keep only passages of this document (repeatable; with --where: both)")
+
+
+def where_of(args: argparse.Namespace) -> Where | None:
+    """The filter --where and --doc ask for (None: no filter)."""
+    where = Where.parse(args.where) if getattr(args, "where", None) else None
+    docs = getattr(args, "doc", None)
+    if not docs:
+        return where
+    only = {"doc_id": {"$in": list(dict.fromkeys(docs))}}
+    return Where.parse(only if where is None else {"$and": [where.as_dict(), only]})
 
 
 def one_shot(args: argparse.Namespace) -> bool:

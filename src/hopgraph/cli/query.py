@@ -8,7 +8,7 @@ import shutil
 import textwrap
 
 from hopgraph.answer import ANSWER_TOP_K, stream_answer
-from hopgraph.cli.common import llm_client, open_graph, short
+from hopgraph.cli.common import llm_client, open_graph, short, where_of, where_options
 from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.llm import LLMClient
@@ -56,7 +56,8 @@ def print_comparison(graph: Retrieval, naive: Retrieval) -> None:
 def _query(args: argparse.Namespace, llm: LLMClient | None) -> Query:
     """The `Query` the arguments ask for (checked before seconds of opening the graph)."""
     return Query(args.question, args.method or registry.default_for(llm is not None),
-                 args.top_k, args.degree, tuple(args.entity) if args.entity else None)
+                 args.top_k, args.degree, tuple(args.entity) if args.entity else None,
+                 where_of(args))
 
 
 def _retrieve_both(args: argparse.Namespace, llm: LLMClient | None, naive: bool = True
@@ -159,3 +160,4 @@ def _query_options(p: argparse.ArgumentParser, top_k: int, what: str) -> None:
     p.add_argument("--method", choices=registry.names(),
                    help="retrieval method (default: llm when an LLM is configured, else "
                         f"{registry.DEFAULT})")
+    where_options(p)

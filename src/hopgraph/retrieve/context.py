@@ -19,6 +19,7 @@ from hopgraph.llm import LLMClient
 from hopgraph.records import PassageHit, Retrieval
 from hopgraph.retrieve.link import EntityLinker, EntityMatch
 from hopgraph.retrieve.query import Query
+from hopgraph.retrieve.scope import Scope, ScopedGraph, ScopedLinker, ScopedSearch
 from hopgraph.retrieve.search import Searcher
 
 
@@ -63,6 +64,13 @@ class Context:
     def linker_base(self) -> EntityLinker | None:
         """What a later graph's linker may extend: this one's, built or inherited."""
         return self._linker or self.linker_from
+
+    def scoped(self, scope: Scope) -> Context:
+        """This context as a filtered query sees it: graph, searches and linker inside
+        `scope` (`retrieve.scope`); the methods run on it unchanged."""
+        return Context(ScopedGraph(self.graph, scope), self.embedder,  # type: ignore[arg-type]
+                       ScopedSearch(self.search, scope), self.llm,
+                       _linker=ScopedLinker(self.linker, scope))  # type: ignore[arg-type]
 
 
 @dataclass

@@ -178,8 +178,10 @@ class LocalBM25:
                  for row, pid in enumerate(segment.ids) if alive[s][row]}
         self._set(segments, alive, df, where)
 
-    def search(self, query: str, limit: int) -> list[Hit]:
-        """Top-`limit` passages by BM25 score for `query` (ties: the smaller id first)."""
+    def search(self, query: str, limit: int, allowed: frozenset[str] | None = None
+               ) -> list[Hit]:
+        """Top-`limit` passages by BM25 score for `query` (ties: the smaller id first);
+        with `allowed`, among those passages only (the statistics stay the whole index's)."""
         terms = [self.vocab[t] for t in sorted(set(tokens(query))) if t in self.vocab]
         terms = [t for t in terms if t < len(self.df) and self.df[t] > 0]
         if not terms or limit <= 0:
@@ -196,6 +198,8 @@ class LocalBM25:
                 rows, tf = counts.indices[span], counts.data[span]
                 scores[rows] += self.idf[term] * (tf * (_K1 + 1) / (tf + norm[rows]))
             hit = np.flatnonzero((scores > 0) & keep)
+            if allowed is not None:
+                hit = hit[[segment.ids[i] in allowed for i in hit.tolist()]] if len(hit) else hit
             found_ids.extend(segment.ids[i] for i in hit.tolist())
             found_scores.append(scores[hit])
         if not found_ids:

@@ -16,6 +16,7 @@ import numpy as np
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
 from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
+from hopgraph.retrieve.scope import Scope, top_in_scope
 from hopgraph.store import MilvusStore
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,18 @@ class _Matrix:
             order = part[np.argsort(-row[part])]
             out.append([(int(i), float(row[i])) for i in order])
         return out
+
+    def top_among(self, qvecs: np.ndarray, rows: np.ndarray, limit: int
+                  ) -> list[list[tuple[int, float]]]:
+        """Top-`limit` of the given rows per query (a scope's): only those rows are scored
+        when they are few, else every row and then those."""
+        if len(rows) * 2 < len(self.ids):
+            scores = qvecs @ self.vectors[rows].T
+        else:
+            scores = (qvecs @ self.vectors.T)[:, rows]
+        every = np.ones(len(rows), dtype=bool)
+        return [[(int(rows[i]), s) for i, s in top_in_scope(row, every, limit)]
+                for row in scores]
 
 
 class MemorySearcher:
@@ -138,8 +151,12 @@ class MemorySearcher:
         return {"entities": self._entities.vectors, "relations": self._relations.vectors,
                 "passages": self._passages.vectors}
 
-    def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
-        """Top-`limit` relations per query vector, by relation index."""
+    def relations(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                  ) -> list[dict[int, float]]:
+        """Top-`limit` relations per query vector (in `scope`), by relation index."""
+        if scope is not None:  # from the question's row of scores, as `score_relations`
+            return [dict(top_in_scope(self._relations.row(q), scope.relations, limit))
+                    for q in qvecs]
         return [dict(row) for row in self._relations.top(qvecs, limit, by_row=True)]
 
     def score_relations(self, qvec: np.ndarray, relations: list[int]) -> dict[int, float]:
@@ -150,18 +167,27 @@ class MemorySearcher:
         scores = self._relations.row(qvec)[np.asarray(relations, dtype=np.int64)]
         return dict(zip(relations, scores.tolist(), strict=True))
 
-    def entities(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
-        """Top-`limit` entities per query vector, by entity index."""
+    def entities(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                 ) -> list[dict[int, float]]:
+        """Top-`limit` entities per query vector (in `scope`), by entity index."""
+        if scope is not None:
+            return [dict(row) for row in
+                    self._entities.top_among(qvecs, scope.rows("entities"), limit)]
         return [dict(row) for row in self._entities.top(qvecs, limit)]
 
-    def passages(self, qvecs: np.ndarray, limit: int) -> list[dict[str, float]]:
-        """Top-`limit` passages per query vector, by passage id."""
+    def passages(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                 ) -> list[dict[str, float]]:
+        """Top-`limit` passages per query vector (in `scope`), by passage id."""
         ids = self._passages.ids
-        return [{ids[i]: s for i, s in row} for row in self._passages.top(qvecs, limit)]
+        found = (self._passages.top(qvecs, limit) if scope is None else
+                 self._passages.top_among(qvecs, scope.rows("passages"), limit))
+        return [{ids[i]: s for i, s in row} for row in found]
 
-    def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
-        """Top-`limit` passages per query by local BM25."""
-        return [self._bm25.search(q, limit) for q in queries]
+    def lexical(self, queries: list[str], limit: int, scope: Scope | None = None
+                ) -> list[list[Hit]]:
+        """Top-`limit` passages per query by local BM25 (in `scope`)."""
+        allowed = None if scope is None else scope.passage_ids
+        return [self._bm25.search(q, limit, allowed) for q in queries]
 
     @property
     def bm25(self) -> LocalBM25:

@@ -22,7 +22,9 @@ from hopgraph.retrieve import registry
 from hopgraph.retrieve.context import Clock, Context, fill_texts
 from hopgraph.retrieve.link import EntityLinker
 from hopgraph.retrieve.query import Query, as_query
+from hopgraph.retrieve.scope import Scopes
 from hopgraph.retrieve.search import MemorySearcher, Searcher, make_searcher
+from hopgraph.store import MilvusStore
 from hopgraph.store.state import GraphState
 
 
@@ -30,8 +32,9 @@ class Retriever:
     """Runs the retrieval methods over one graph, as it was when the retriever was built."""
 
     def __init__(self, graph: KnowledgeGraph, embedder: Embedder, searcher: Searcher,
-                 llm: LLMClient | None = None) -> None:
+                 llm: LLMClient | None = None, store: MilvusStore | None = None) -> None:
         self.ctx = Context(graph, embedder, searcher, llm)
+        self.scopes = Scopes(graph, store)  # of the filters asked for on this graph
 
     @classmethod
     def over(cls, state: GraphState, embedder: Embedder, llm: LLMClient | None,
@@ -58,7 +61,7 @@ class Retriever:
         if not state.writing and isinstance(searcher, MemorySearcher) and searcher.scanned:
             state.keep_vectors({kind: matrix for kind, matrix in searcher.matrices().items()
                                 if kind in searcher.scanned})
-        made = cls(state.graph, embedder, searcher, llm)
+        made = cls(state.graph, embedder, searcher, llm, state.store)
         if previous is not None:
             made.ctx.linker_from = previous.ctx.linker_base()
         return made
@@ -77,6 +80,10 @@ class Retriever:
     def linker(self) -> EntityLinker:
         """The entity-name index used to find the question's entities."""
         return self.ctx.linker
+
+    def context(self, query: Query) -> Context:
+        """What the query's method runs on: the whole graph, or the scope of its `where`."""
+        return self.ctx if query.where is None else self.ctx.scoped(self.scopes.of(query.where))
 
     def compare(self, query: Query | str, **options: Any) -> tuple[Retrieval, Retrieval]:
         """`retrieve(query)` and naive retrieval beside it, the question embedded once for
@@ -98,8 +105,13 @@ class Retriever:
         too."""
         query = as_query(query, (), options)
         method = self._check(query)
-        ctx, clock = self.ctx, Clock()
+        clock = Clock()
         started = time.perf_counter()
+        if query.where is None:
+            ctx = self.ctx
+        else:
+            with clock.stage("filter"):
+                ctx = self.context(query)
         with clock.stage("embed_question"):
             qvec = (ctx.embedder.embed([query.question]) if question_vector is None
                     else question_vector)

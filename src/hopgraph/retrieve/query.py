@@ -16,6 +16,7 @@ from typing import Any
 from hopgraph.errors import UsageError
 from hopgraph.retrieve import registry
 from hopgraph.store import MAX_TOP_K
+from hopgraph.where import Where
 
 DEFAULT_TOP_K = 5
 DEFAULT_DEGREE = 1
@@ -31,7 +32,9 @@ class Query:
     `method` is a name in the method registry (`hopgraph.METHODS`); `top_k` passages are
     returned; `degree` is the expansion degree of the methods that expand (`seed`, `llm`);
     `entities` are the query entities to start from instead of those linked from the
-    question (an empty list means none given). Equal queries are equal keys.
+    question (an empty list means none given); `where` keeps only the passages it matches
+    (a `Where`, or its JSON form; see `hopgraph.where`), and the graph steps only the
+    relations with one of them. Equal queries are equal keys.
     """
 
     question: str
@@ -39,6 +42,7 @@ class Query:
     top_k: int = DEFAULT_TOP_K
     degree: int = DEFAULT_DEGREE
     entities: tuple[str, ...] | None = None
+    where: Where | None = None
 
     def __post_init__(self) -> None:
         check_question(self.question)
@@ -54,6 +58,7 @@ class Query:
         object.__setattr__(self, "top_k", top_k)
         object.__setattr__(self, "degree", degree)
         object.__setattr__(self, "entities", _names(self.entities))
+        object.__setattr__(self, "where", Where.parse(self.where))
 
     def but(self, **changes: Any) -> Query:
         """This query with some options changed (checked again)."""

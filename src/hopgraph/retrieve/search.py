@@ -26,10 +26,12 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
 from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.retrieve.mirror import MemorySearcher
-from hopgraph.store import MilvusStore
+from hopgraph.retrieve.scope import Scope, top_in_scope
+from hopgraph.store import MAX_TOP_K, MilvusStore
 from hopgraph.store.vectors import KINDS
 
 log = logging.getLogger(__name__)
+SCORED_HERE = 20_000  # rows of a scope up to which Milvus searches are scored in-process
 
 __all__ = ["MemorySearcher", "MilvusSearcher", "Searcher", "make_searcher"]
 
@@ -37,15 +39,19 @@ __all__ = ["MemorySearcher", "MilvusSearcher", "Searcher", "make_searcher"]
 class Searcher(Protocol):
     """The searches the retrieval methods need."""
 
-    def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]: ...
+    def relations(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                  ) -> list[dict[int, float]]: ...
 
     def score_relations(self, qvec: np.ndarray, relations: list[int]) -> dict[int, float]: ...
 
-    def entities(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]: ...
+    def entities(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                 ) -> list[dict[int, float]]: ...
 
-    def passages(self, qvecs: np.ndarray, limit: int) -> list[dict[str, float]]: ...
+    def passages(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                 ) -> list[dict[str, float]]: ...
 
-    def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]: ...
+    def lexical(self, queries: list[str], limit: int, scope: Scope | None = None
+                ) -> list[list[Hit]]: ...
 
     def texts(self, passage_ids: list[str]) -> dict[str, str]: ...
 
@@ -86,8 +92,11 @@ class MilvusSearcher:
     def _indexed(self, hits: list[list[Hit]], index: dict[str, int]) -> list[dict[int, float]]:
         return [{index[h.id]: h.score for h in row if h.id in index} for row in hits]
 
-    def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
-        """Top-`limit` relations per query vector, by relation index."""
+    def relations(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                  ) -> list[dict[int, float]]:
+        """Top-`limit` relations per query vector (in `scope`), by relation index."""
+        if scope is not None:
+            return [self._in_scope("relations", q, limit, scope) for q in qvecs]
         hits = self.store.search(self.store.relations, qvecs, limit)
         return self._indexed(hits, self.graph.relation_index)
 
@@ -108,25 +117,78 @@ class MilvusSearcher:
             return {}
         return _cosines(qvec, np.vstack([v for _, v in found]), [r for r, _ in found])
 
-    def entities(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
-        """Top-`limit` entities per query vector, by entity index."""
+    def entities(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                 ) -> list[dict[int, float]]:
+        """Top-`limit` entities per query vector (in `scope`), by entity index."""
+        if scope is not None:
+            return [self._in_scope("entities", q, limit, scope) for q in qvecs]
         hits = self.store.search(self.store.entities, qvecs, limit)
         return self._indexed(hits, self.graph.entity_index)
 
-    def passages(self, qvecs: np.ndarray, limit: int) -> list[dict[str, float]]:
-        """Top-`limit` passages per query vector, by passage id."""
-        hits = self.store.search(self.store.passages, qvecs, limit)
-        return [{h.id: h.score for h in row} for row in hits]
+    def passages(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
+                 ) -> list[dict[str, float]]:
+        """Top-`limit` passages per query vector, by passage id. With a `scope` of few
+        passages, they are scored here from their stored vectors (read once per scope);
+        with many, the filter runs in Milvus (its expression) and hits outside this graph
+        version are dropped."""
+        if scope is None:
+            hits = self.store.search(self.store.passages, qvecs, limit)
+            return [{h.id: h.score for h in row} for row in hits]
+        if len(scope.rows("passages")) <= SCORED_HERE:
+            ids = self.graph.passage_ids
+            return [{ids[i]: s for i, s in self._in_scope("passages", q, limit, scope).items()}
+                    for q in qvecs]
+        hits = self.store.search(self.store.passages, qvecs, limit,
+                                 condition=scope.expression)
+        return [{h.id: h.score for h in row if h.id in scope.passage_ids} for row in hits]
 
-    def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
-        """Top-`limit` passages per query by BM25 (the local index, built on first use)."""
+    def _in_scope(self, kind: str, qvec: np.ndarray, limit: int, scope: Scope
+                  ) -> dict[int, float]:
+        """Top-`limit` rows of one kind in scope for one query vector: scored here from
+        their stored vectors when the scope holds few, else (entities, relations) Milvus's
+        top rows asked for until enough of them are in scope (exact either way)."""
+        rows, mask = scope.rows(kind), getattr(scope, kind)
+        ids = {"relations": self.graph.relation_ids, "entities": self.graph.entity_ids,
+               "passages": self.graph.passage_ids}[kind]
+        if len(rows) > SCORED_HERE and kind != "passages":
+            index = self.graph.relation_index if kind == "relations" else self.graph.entity_index
+            collection = getattr(self.store, kind)
+            fetch = limit
+            while fetch < MAX_TOP_K:
+                fetch = min(MAX_TOP_K, max(4 * fetch, 2 * limit * len(ids) // len(rows)))
+                hits = self.store.search(collection, qvec.reshape(1, -1), fetch)[0]
+                inside = [(index[h.id], h.score) for h in hits
+                          if h.id in index and mask[index[h.id]]]
+                if len(inside) >= limit or len(hits) < fetch:
+                    return dict(inside[:limit])
+        vectors = scope.kept(f"vectors:{kind}", lambda: self._vectors(kind, rows, ids))
+        scores = vectors @ unit(np.asarray(qvec).reshape(1, -1)).reshape(-1)
+        every = np.ones(len(rows), dtype=bool)
+        return {int(rows[i]): s for i, s in top_in_scope(scores, every, limit)}
+
+    def _vectors(self, kind: str, rows: np.ndarray, ids: list[str]) -> np.ndarray:
+        """Unit vectors of the given rows (zeros for rows Milvus lacks), in that order."""
+        if kind == "relations" and self._relation_vectors is not None:
+            return unit(np.asarray(self._relation_vectors[rows], dtype=np.float32))
+        wanted = [ids[r] for r in rows.tolist()]
+        stored = self.store.vectors(getattr(self.store, kind), wanted)
+        dim = int(self.store.meta["dim"])
+        matrix = np.vstack([stored.get(i, np.zeros(dim, np.float32)) for i in wanted]
+                           ) if wanted else np.zeros((0, dim), np.float32)
+        return unit(matrix)
+
+    def lexical(self, queries: list[str], limit: int, scope: Scope | None = None
+                ) -> list[list[Hit]]:
+        """Top-`limit` passages per query by BM25 (the local index, built on first use; in
+        `scope`)."""
         if self._bm25 is None:  # the graph's passages (Milvus may hold newer ones)
             index = self.graph.passage_index
             pairs = [(row["id"], row["text"])
                      for row in self.store.scan(self.store.passages, ["id", "text"])
                      if row["id"] in index]
             self._bm25 = passage_bm25(pairs)
-        return [self._bm25.search(q, limit) for q in queries]
+        allowed = None if scope is None else scope.passage_ids
+        return [self._bm25.search(q, limit, allowed) for q in queries]
 
     @property
     def bm25(self) -> LocalBM25 | None:

@@ -30,6 +30,7 @@ from hopgraph.serve.auth import KeyRing, authenticator
 from hopgraph.serve.errors import HTTPError, described
 from hopgraph.serve.guards import BodyLimit, HostCheck
 from hopgraph.serve.metrics import AccessLog, Metrics
+from hopgraph.serve.models import where_schemas
 from hopgraph.serve.pool import GraphPool
 from hopgraph.serve.routes import default_graph, graph_routes, named_graph, server_routes
 from hopgraph.serve.service import GraphService
@@ -107,17 +108,26 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
 
 def _truthful_methods(app: FastAPI, has_llm: bool) -> None:
     """The OpenAPI document lists only the methods this server can run (those that need an
-    LLM only when it has one), so a request the schema allows is one the server takes."""
+    LLM only when it has one), and says what a filter (`where`) may be, so a request the
+    schema allows is one the server takes."""
     made = app.openapi
 
     def openapi() -> dict[str, Any]:
         schema = made()
         usable = list(registry.names() if has_llm else registry.offline_names())
-        for model in schema.get("components", {}).get("schemas", {}).values():
-            method = model.get("properties", {}).get("method", {})
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for model in list(components.values()):
+            properties = model.get("properties", {})
+            method = properties.get("method", {})
             for option in method.get("anyOf", [method]):
                 if "enum" in option:
                     option["enum"] = usable
+            if "where" in properties:
+                properties["where"] = {
+                    "anyOf": [{"$ref": "#/components/schemas/Where"}, {"type": "null"},
+                              {"type": "object", "maxProperties": 0}],  # {}: none
+                    "description": properties["where"].get("description", "")}
+        components.update(where_schemas())
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]

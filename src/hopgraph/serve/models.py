@@ -11,6 +11,7 @@ from hopgraph.answer import ANSWER_TOP_K
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import DEFAULT_DEGREE, DEFAULT_TOP_K, MAX_QUESTION_CHARS, Query
 from hopgraph.store import DOC_ID_MAX, NAME_MAX
+from hopgraph.where import MAX_KEY, MAX_LIST, MAX_NUMBER, MAX_STRING
 
 REQUEST_TOP_K = 100  # per request: a page shows a handful; the Python API allows more
 MAX_DEGREE = 3  # per request: expansion beyond 3 hops reaches most of a real graph
@@ -53,6 +54,12 @@ class _Question(_Request):
         default=None, json_schema_extra=_method_enum,
         description="default: `llm` when the server has an LLM, else `default`")
 
+    where: dict[str, Any] | None = Field(
+        default=None, description="keep only the passages this filter matches (their "
+        "metadata and `doc_id`; operators $eq $ne $in $nin $gt $gte $lt $lte $exists $and $or "
+        "$not), e.g. {\"doc_id\": {\"$in\": [\"a.pdf\"]}, \"year\": {\"$gte\": 2020}}; "
+        "the graph steps use only relations with a matching passage")
+
     @field_validator("method")
     @classmethod
     def _known_method(cls, method: str | None) -> str | None:
@@ -72,7 +79,7 @@ class QueryRequest(_Question):
     def to_query(self, default_method: str) -> Query:
         """The `Query` this request asks for (`default_method` when it names none)."""
         return Query(self.question, self.method or default_method, self.top_k, self.degree,
-                     tuple(self.entities) if self.entities else None)
+                     tuple(self.entities) if self.entities else None, self.where)
 
 
 class AskRequest(_Question):
@@ -83,7 +90,8 @@ class AskRequest(_Question):
 
     def to_query(self, default_method: str) -> Query:
         """The `Query` this request asks for (`default_method` when it names none)."""
-        return Query(self.question, self.method or default_method, self.top_k)
+        return Query(self.question, self.method or default_method, self.top_k,
+                     where=self.where)
 
 
 class DocumentsRequest(_Request):
@@ -107,6 +115,30 @@ class GraphRequest(_Request):
     """A graph to make."""
 
     name: GraphName
+
+
+def where_schemas() -> dict[str, dict[str, Any]]:
+    """The JSON Schema of a filter (`hopgraph.where`), as OpenAPI components: every filter it
+    allows is one the server takes (the checks in `Where.parse` are the same or wider)."""
+    ref = {"$ref": "#/components/schemas/Where"}
+    scalar = {"anyOf": [{"type": "string", "maxLength": MAX_STRING},
+                        {"type": "number", "minimum": -MAX_NUMBER, "maximum": MAX_NUMBER},
+                        {"type": "boolean"}]}
+    ordered = {"anyOf": scalar["anyOf"][:2]}
+    values = {"type": "array", "minItems": 1, "maxItems": MAX_LIST, "items": scalar}
+    operators = {"type": "object", "minProperties": 1, "additionalProperties": False,
+                 "properties": {"$eq": scalar, "$ne": scalar, "$in": values, "$nin": values,
+                                "$gt": ordered, "$gte": ordered, "$lt": ordered,
+                                "$lte": ordered, "$exists": {"type": "boolean"}}}
+    filters = {"type": "array", "minItems": 1, "maxItems": 16, "items": ref}
+    return {"Where": {
+        "type": "object", "minProperties": 1, "maxProperties": 16,
+        "description": "a filter over passage metadata and `doc_id` (docs/filters.md): "
+                       "a field's value, or an object of operators; $and, $or, $not",
+        "propertyNames": {"pattern": r"^(?:\$(?:and|or|not)|[^$\[\]\x00-\x1f]"
+                                     rf"[^\[\]\x00-\x1f]{{0,{MAX_KEY - 1}}})$"},
+        "properties": {"$and": filters, "$or": filters, "$not": ref},
+        "additionalProperties": {"anyOf": [scalar, operators]}}}
 
 
 class _View(BaseModel):

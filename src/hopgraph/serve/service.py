@@ -169,8 +169,9 @@ def _answer(retriever: Retriever, query: Query, notes: list[str]) -> dict[str, A
     result, naive = retriever.compare(query)
     result.notes.extend(notes)
     naive.notes.extend(notes)
+    seen = retriever.context(query)  # the drawing shows what the query's filter lets in
     return {**comparison_json(result, naive),
-            "subgraph": subgraph.for_retrieval(retriever.graph, retriever.linker, result)}
+            "subgraph": subgraph.for_retrieval(seen.graph, seen.linker, result)}
 
 
 @dataclass

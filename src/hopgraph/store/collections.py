@@ -133,6 +133,21 @@ class Collections:
                 collection, filter=condition, output_fields=fields, limit=limit,
                 consistency_level=_STRONG)]
 
+    def ids_where(self, collection: str, condition: str) -> list[str]:
+        """The ids of every row `condition` (a filter expression) selects, paged."""
+        self.ensure_loaded(collection)
+        ids: list[str] = []
+        with self._failures(f"filtering {collection}"):
+            iterator = self._client.query_iterator(
+                collection, batch_size=_PAGE, filter=condition, output_fields=["id"],
+                consistency_level=self._reads)
+            try:
+                while page := iterator.next():
+                    ids.extend(str(row["id"]) for row in page)
+            finally:
+                iterator.close()
+        return ids
+
     def has_collection(self, collection: str) -> bool:
         """Whether the database holds this collection."""
         with self._failures(f"looking for {collection}"):
@@ -174,8 +189,9 @@ class Collections:
                 for row in self.get(collection, ids, ["id", "vector"])}
 
     def search(self, collection: str, vectors: np.ndarray, limit: int,
-               fields: Sequence[str] = ()) -> list[list[Hit]]:
-        """Cosine top-`limit` for each query vector."""
+               fields: Sequence[str] = (), condition: str = "") -> list[list[Hit]]:
+        """Cosine top-`limit` for each query vector (among the rows `condition`, a filter
+        expression, selects)."""
         if limit <= 0 or len(vectors) == 0:
             return [[] for _ in range(len(vectors))]
         if limit > schema.MAX_TOP_K:
@@ -185,7 +201,7 @@ class Collections:
         with self._failures(f"searching {collection}"):
             results = self._client.search(
                 collection, data=[v.tolist() for v in vectors], anns_field="vector",
-                limit=limit, output_fields=list(fields),
+                limit=limit, output_fields=list(fields), filter=condition,
                 search_params={"metric_type": "COSINE", "params": {"ef": schema.search_ef(limit)}},
                 consistency_level=self._reads,
             )
