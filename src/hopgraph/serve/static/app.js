@@ -1,5 +1,6 @@
-// hopgraph web page, part 3 of 3: choose a graph, query, compare graph and naive retrieval,
-// ask, and manage documents.
+// hopgraph web page, part 5 of 5: the results (passages of graph and naive retrieval side by
+// side, entities, relations, timings), query and ask (with the streamed answer), and the
+// page's start-up. The graph switcher and documents panel are in graphs.js.
 "use strict";
 
 // ---------------------------------------------------------------------------------------------
@@ -195,119 +196,7 @@ async function readEvents(response, signal, handlers) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Documents and the graph's counts
-
-/** A message in the documents panel; `failed` styles it as an error. */
-function documentsStatus(message, failed = false) {
-  const status = $("documents-status");
-  status.textContent = message;
-  status.classList.toggle("error-text", failed);
-}
-
-async function loadDocuments() {
-  const list = $("documents");
-  const signal = graphSignal();
-  try {
-    const data = await graphApi("GET", "/documents");
-    if (signal.aborted) return;
-    const docs = data.documents || [];
-    renderList(list, docs.map((d) => el("li", {},
-      el("span", { class: "doc-id" }, d.doc_id),
-      el("span", { class: "muted" }, ` ${d.passages} passage${d.passages === 1 ? "" : "s"}`),
-      el("button", {
-        type: "button", class: "danger small", "aria-label": `Delete document ${d.doc_id}`,
-        onclick: () => deleteDocument(d.doc_id),
-      }, "Delete"))), "No documents.");
-  } catch (error) {
-    if (isAborted(error) || signal.aborted) return;
-    renderList(list, [], "Could not list documents.");
-    documentsStatus(errorText(error), true);
-  }
-}
-
-async function deleteDocument(docId) {
-  if (!window.confirm(`Delete document “${docId}” and everything only it holds?`)) return;
-  documentsStatus("");
-  try {
-    const done = await graphApi("DELETE", `/documents/${encodeURIComponent(docId)}`);
-    documentsStatus(`Deleted ${docId}: ${done.passages} passages, `
-      + `${done.relations} relations, ${done.entities} entities.`);
-  } catch (error) {
-    if (isAborted(error)) return;
-    documentsStatus(errorText(error), true);
-  }
-  await Promise.all([loadDocuments(), loadInfo()]);
-}
-
-async function loadInfo() {
-  const signal = graphSignal();
-  try {
-    const stats = await graphApi("GET", "/stats");
-    if (signal.aborted) return;
-    $("graph-info").textContent = `${stats.passages} passages, ${stats.entities} entities, `
-      + `${stats.relations} relations`;
-  } catch (error) {
-    if (isAborted(error) || signal.aborted) return;
-    $("graph-info").textContent = "counts unknown";
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The graph switcher
-
-let graphsListed = false; // whether GET /graphs has answered (a new key may change the list)
-let graphShown = false; // whether showGraph has run once
-
-/** Fill the switcher from GET /graphs and show the graph picked: the one shown now, else the
- * one kept in localStorage, else the server's default graph (each only if still listed). */
-async function loadGraphs() {
-  const select = $("graph");
-  let data;
-  try {
-    data = await api("GET", "/graphs");
-  } catch (error) {
-    // The routes at the root still serve the server's default graph.
-    fill(select, [el("option", { value: "" }, "default")]);
-    select.disabled = true;
-    if (!graphShown) showGraph(null); // its loads go on; the error shows now
-    fail(error);
-    return;
-  }
-  graphsListed = true;
-  const names = data.graphs || [];
-  const kept = localStorage.getItem(GRAPH_STORAGE);
-  const pick = [chosen.graph, kept, data.default].find((name) => names.includes(name))
-    ?? names[0] ?? null;
-  fill(select, names.length
-    ? names.map((name) => el("option", { value: name }, name))
-    : [el("option", { value: "" }, "no graphs")]);
-  select.value = pick ?? "";
-  select.disabled = !names.length;
-  if (!graphShown || pick !== chosen.graph) await showGraph(pick);
-}
-
-/** Make `name` the page's graph: clear the results, load its documents and counts. */
-async function showGraph(name) {
-  useGraph(name);
-  graphShown = true;
-  if (name !== null) localStorage.setItem(GRAPH_STORAGE, name);
-  clearResults();
-  showError("");
-  documentsStatus("");
-  fill($("documents"), [el("li", { class: "muted" }, "loading…")]);
-  $("graph-info").textContent = "";
-  await Promise.all([loadInfo(), loadDocuments()]);
-}
-
-/** A key was entered after the page had started: the calls that asked for it go on by
- * themselves; the graph list (the key's graphs) and the panels are read again. */
-async function afterNewKey() {
-  const before = chosen.graph;
-  await loadGraphs(); // shows another graph if this one is not the key's
-  if (chosen.graph === before) await Promise.all([loadInfo(), loadDocuments()]);
-}
-
-// ---------------------------------------------------------------------------------------------
+// Start-up
 
 document.addEventListener("DOMContentLoaded", () => {
   initDrawing();
@@ -316,15 +205,5 @@ document.addEventListener("DOMContentLoaded", () => {
     runQuery();
   });
   $("ask").addEventListener("click", runAsk);
-  $("graph").addEventListener("change", (event) => showGraph(event.target.value || null));
-  // Until a key is entered, say why the panels are empty. At the start the calls waiting for
-  // the key go on by themselves once it is entered (the graph list, then the panels).
-  document.addEventListener("hopgraph:key-needed", () => {
-    $("graph-info").textContent = "needs an API key";
-    renderList($("documents"), [], "Enter the API key to list the documents.");
-  });
-  document.addEventListener("hopgraph:key-entered", () => {
-    if (graphsListed) afterNewKey();
-  });
-  loadGraphs();
+  initGraphs(); // the graph switcher and the API-key events; lists the graphs
 });

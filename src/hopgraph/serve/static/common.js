@@ -1,7 +1,7 @@
-// hopgraph web page, part 1 of 3: DOM helpers and API calls (the key, a retry after a 401,
-// the chosen graph). Plain JS, no build step; the three scripts share the page's global scope
-// and load in order: common.js, draw.js, app.js. Every piece of server data goes into the DOM
-// as text (textContent / text nodes), never as HTML.
+// hopgraph web page, part 1 of 5: DOM helpers and API calls (the key, a retry after a 401,
+// the chosen graph). Plain JS, no build step; the five scripts share the page's global scope
+// and load in order: common.js, draw.js, labels.js, graphs.js, app.js. Every piece of server
+// data goes into the DOM as text (textContent / text nodes), never as HTML.
 "use strict";
 
 const KEY_STORAGE = "hopgraph.apiKey";
