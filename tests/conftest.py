@@ -6,9 +6,12 @@ import contextlib
 import io
 import itertools
 import os
+import socket
 import subprocess
 import sys
 import tempfile
+import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,3 +195,44 @@ def llm_client_factory(server: FakeLLMServer, tmp_path: Path
     yield _make
     for client in made:
         client.close()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def own_environment(**extra: str) -> dict[str, str]:
+    """This environment without LLM or key settings of the user's, plus `extra`."""
+    kept = {k: v for k, v in os.environ.items()
+            if not k.startswith("HOPGRAPH_LLM") and k not in ("HOPGRAPH_API_KEY",
+                                                                "OPENAI_API_KEY")}
+    return {**kept, **extra}
+
+
+@contextlib.contextmanager
+def serving(uri: str, *options: str, env: dict[str, str]) -> Iterator[str]:
+    """`hopgraph serve` on `uri` in its own process until the block ends; its base URL."""
+    port = free_port()
+    log = Path(uri).with_suffix(".log")  # a file, not a pipe: the access log would fill one
+    with log.open("w") as errors:
+        server = subprocess.Popen(
+            [str(Path(sys.executable).parent / "hopgraph"), "serve", "--uri", uri, "--port",
+             str(port), *options], env=env, stdout=subprocess.DEVNULL, stderr=errors,
+            stdin=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            assert server.poll() is None, log.read_text()
+            try:
+                with urllib.request.urlopen(f"{base}/health", timeout=10):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)  # polling the server's start, not synchronization
+        yield base
+    finally:
+        server.terminate()
+        server.wait(timeout=60)

@@ -111,3 +111,25 @@ def test_tests_use_only_the_public_face_of_graphrag_and_graphservice() -> None:
 
 def test_comments_point_inside_the_repository() -> None:
     assert [p.name for p in modules() if "SPEC" in p.read_text(encoding="utf-8")] == []
+
+
+def test_a_plain_install_pulls_no_framework() -> None:
+    """`pip install hopgraph` installs none of LangChain, LlamaIndex, MCP or the server
+    (each is an extra), and importing the package, its CLI or its client loads none of
+    them: an adapter imports its framework only when it is used."""
+    import subprocess
+    import sys
+
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    frameworks = ("langchain", "llama-index", "llama_index", "mcp", "fastapi", "uvicorn")
+    assert not [d for d in project["dependencies"] if d.startswith(frameworks)]
+    assert {"langchain", "llamaindex", "mcp", "serve"} <= set(project["optional-dependencies"])
+    code = ("import sys, hopgraph, hopgraph.cli, hopgraph.client, "
+            "hopgraph.integrations.sources; print(sorted({m.split('.')[0] for m in "
+            "sys.modules} & {'langchain_core', 'llama_index', 'mcp', 'fastapi'}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

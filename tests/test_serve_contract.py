@@ -6,16 +6,13 @@ the whole request."""
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BERNOULLI, need, run_process
+from conftest import BERNOULLI, need, run_process, serving
 from fastapi.testclient import TestClient
 
 from hopgraph import GraphRAG
@@ -26,12 +23,6 @@ from hopgraph.serve.service import GraphService
 
 KEY = "contract-test-key"
 BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -50,27 +41,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     uri = str(tmp_path_factory.mktemp("served") / "g.db")
     built = run_process("ingest", str(need(BERNOULLI)), "--uri", uri, "--quiet")
     assert built.code == 0, built.stderr
-    port = _free_port()
-    env = {**os.environ, "HOPGRAPH_API_KEY": KEY}
-    log = Path(uri).with_suffix(".log")  # a file, not a pipe: the access log would fill one
-    server = subprocess.Popen([str(BIN / "hopgraph"), "serve", "--uri", uri, "--port",
-                               str(port)], env=env, stdout=subprocess.DEVNULL,
-                              stderr=log.open("w"), text=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 300
-        while True:
-            assert server.poll() is None, log.read_text()
-            try:
-                with urllib.request.urlopen(f"{base}/health", timeout=10):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.2)  # polling the server's start, not synchronization
+    with serving(uri, env={**os.environ, "HOPGRAPH_API_KEY": KEY}) as base:
         yield base
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
 
 
 def test_schemathesis_finds_no_failure(served: str, tmp_path: Path) -> None:

@@ -269,6 +269,13 @@ class GraphRAG:
         """Plain dense passage retrieval, for comparison."""
         return self.retrieve(question, method="naive", top_k=top_k)
 
+    def passage_metadata(self, passage_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The stored metadata of these passages, by id (a passage not stored is absent):
+        results carry ids and documents; this gives the rest when wanted."""
+        ids = list(dict.fromkeys(passage_ids))
+        rows = self.store.get(self.store.passages, ids, ["id", "metadata"]) if ids else []
+        return {row["id"]: dict(row.get("metadata") or {}) for row in rows}
+
     def documents(self) -> dict[str, int]:
         """Every stored document and its passage count, by document id."""
         self._follow()

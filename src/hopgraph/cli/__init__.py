@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 
-from hopgraph.cli import admin, bench, documents, ingest, keys, query, serve
+from hopgraph.cli import admin, bench, documents, ingest, keys, mcp, query, serve
 from hopgraph.errors import HopgraphError, UsageError
 
 __all__ = ["build_parser", "main"]
@@ -47,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_parser(sub, [common])
     serve.add_parser(sub, [common, llm_options])
     keys.add_parser(sub, [common])
+    mcp.add_parser(sub, [common, llm_options])
     return parser
 
 

@@ -59,7 +59,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         rag = open_graph(args, llm=llm)
         try:
             stored = KeyStore(rag.store).all()
-            _warn_or_refuse(args, rag.store.is_local, key is not None or bool(stored))
+            warn_or_refuse(args, rag.store.is_local, key is not None or bool(stored))
             pool = GraphPool(GraphService(rag, llm, cache_size=settings.cache_size),
                              settings.max_graphs, owns_first=True)
         except BaseException:
@@ -80,7 +80,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _warn_or_refuse(args: argparse.Namespace, lite: bool, keyed: bool) -> None:
+def warn_or_refuse(args: argparse.Namespace, lite: bool, keyed: bool) -> None:
     """Refuse to serve beyond loopback with no key (unless --no-auth); say what a Milvus
     Lite file shares with local processes."""
     if not keyed and not _loopback(args.host):

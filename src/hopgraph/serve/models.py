@@ -71,6 +71,9 @@ class _Question(_Request):
 class QueryRequest(_Question):
     """A retrieval: the question and how to run it."""
 
+    include_metadata: bool = Field(default=False,
+                                   description="give each passage its stored metadata too")
+
     top_k: Whole = Field(default=DEFAULT_TOP_K, ge=1, le=REQUEST_TOP_K)
     degree: Whole = Field(default=DEFAULT_DEGREE, ge=1, le=MAX_DEGREE)
     entities: list[EntityName] | None = Field(default=None, max_length=MAX_ENTITIES,
@@ -158,6 +161,8 @@ class Passage(_View):
     relations: list[str]
     via: list[str]
     doc_id: str | None
+    metadata: dict[str, Any] | None = Field(
+        default=None, description="the passage's stored metadata (with include_metadata)")
 
 
 class Node(_View):

@@ -90,7 +90,10 @@ def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any) -> None:
         # Sent as built (its shape is QueryResponse, tested): validating each answer again
         # cost more than a cached answer does.
         query = body.to_query(service.default_method())
-        return Response(service.query_json(query), media_type="application/json")
+        answer = service.query_json(query)
+        if body.include_metadata:
+            answer = _with_metadata(service, answer)
+        return Response(answer, media_type="application/json")
 
     @api.post("/ask", tags=["retrieval"], dependencies=role("read"),
               responses={200: {"content": {"text/event-stream": {}, "application/json": {}}},
@@ -184,6 +187,17 @@ def server_routes(api: APIRouter, pool: GraphPool, metrics: Metrics) -> None:
         """Requests by route, graph and status with latencies; the answer cache, rows and
         write counter of each open graph; open graphs; LLM requests and tokens (admin)."""
         return Response(metrics.exposition(), media_type=CONTENT_TYPE)
+
+
+def _with_metadata(service: GraphService, answer: bytes) -> bytes:
+    """An answer whose passages carry their stored metadata (read after the answer, which
+    may have come from the cache)."""
+    data = json.loads(answer)
+    passages = data["graph"] + data["naive"]
+    found = service.rag.passage_metadata(p["id"] for p in passages)
+    for passage in passages:
+        passage["metadata"] = found.get(passage["id"], {})
+    return json.dumps(data, ensure_ascii=False).encode("utf-8")
 
 
 def _answer_events(service: GraphService, question: str, evidence: list[dict[str, Any]]

@@ -1,0 +1,1 @@
+"""Adapters for other frameworks (LangChain, LlamaIndex, MCP): each needs its extra."""
