@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,12 @@ def test_remote_and_local_modes_agree(tmp_path: Path) -> None:
         with pytest.raises(UsageError, match="where"):
             remote.invoke(QUESTION, where={"$bad": 1})
         remote.close()
+        example = subprocess.run(  # examples/client_example.py, as its docstring says
+            [sys.executable, str(Path(__file__).resolve().parents[1] / "examples" /
+                                 "client_example.py"), url, KEY],
+            capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert example.returncode == 0, example.stderr
+        assert "Daniel Bernoulli" in example.stdout and "async:" in example.stdout
     local = langchain.HopgraphRetriever(uri=uri, graph="kb")
     try:
         expected = [local.invoke(q, **options) for q, options in ASKED]
