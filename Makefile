@@ -24,7 +24,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=20
 
 clean:
 	rm -rf $(VENV)
