@@ -167,22 +167,18 @@ class GraphPool:
             return self._opening.setdefault(name, threading.RLock())
 
     def _taken(self, name: str) -> _Open | None:
-        """The open entry of `name`, now in use by one more request (None: not open)."""
+        """`taken`, after retiring the entry of a graph dropped by another process (closed
+        now if no request holds it, else by its last user)."""
         with self._lock:
             entry = self._open.get(name)
-            gone = entry is not None and entry.service.gone  # dropped by another process
-            if entry is not None and not gone:
-                self._open.move_to_end(name)
-                entry.users += 1
-                return entry
             closing = None
-            if entry is not None and gone:
+            if entry is not None and entry.service.gone:
                 del self._open[name]
                 entry.retired = True
-                closing = entry if entry.users == 0 else None  # else its last user closes it
+                closing = entry if entry.users == 0 else None
         if closing is not None:
             _close(closing)
-        return None
+        return self.taken(name)
 
     def _acquire(self, name: str, create: bool) -> _Open:
         entry = self._taken(name)
