@@ -3,7 +3,10 @@ on several graphs of one server at once (`--graphs 3`).
 
 Starts the server on a free 127.0.0.1 port (in a new process, as a user runs it), then N
 client threads each send M queries over keep-alive connections, cycling through the 50 dev
-questions (client i starts at question i); prints requests/s, p50/p95/p99 latency and errors.
+questions (client i starts at question i); prints requests/s, p50/p95/p99 latency, errors,
+and the server's CPU time per request (user + system, all its threads; Linux). On a machine
+shared with other work, requests/s follows the other work; CPU ms per request much less so,
+and 2000 / (CPU ms per request) is what two idle cores would serve.
 Bounded: every request has a timeout, and the server is stopped at the end.
 
 With `--graphs K`, MuSiQue's corpus is split into K graphs of one database (`musique_0`...,
@@ -63,6 +66,15 @@ def wait_healthy(url: str, server: subprocess.Popen[bytes]) -> float:
         except OSError:
             time.sleep(0.2)
     raise SystemExit("the server did not start")
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU time of process `pid` so far (all its threads); None off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values: list[float], pct: float) -> float:
@@ -148,12 +160,14 @@ def main() -> None:
             threads = [threading.Thread(target=client, args=(
                 port, questions, i, args.queries, body, latencies, errors, server_ms, paths))
                 for i in range(args.clients)]
+            cpu_before = cpu_seconds(server.pid)
             began = time.perf_counter()
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join(TIMEOUT_S * args.queries)
             wall = time.perf_counter() - began
+            cpu_after = cpu_seconds(server.pid)
         finally:
             server.terminate()
             try:
@@ -170,19 +184,21 @@ def main() -> None:
         "p95_ms": round(percentile(latencies, 95), 1),
         "p99_ms": round(percentile(latencies, 99), 1),
         "server_work_p50_ms": round(statistics.median(computed), 1) if computed else None,
+        "server_cpu_ms_per_request": None if cpu_before is None or cpu_after is None
+        else round((cpu_after - cpu_before) * 1000 / max(len(latencies), 1), 1),
         "server_start_s": round(start_s, 1), "method": args.method, "cpus": os.cpu_count(),
         "cache": args.cache, "cached_answers": len(server_ms) - len(computed),
         "graphs": len(names), "max_graphs": args.max_graphs or len(names),
     }
     print("| graphs (open at most) | clients × queries | answer cache | cached answers | errors "
           "| requests/s | p50 ms | p95 ms | p99 ms | retrieval p50 ms (inside the server, "
-          "computed answers) |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "computed answers) | server CPU ms per request |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(f"| {result['graphs']} ({result['max_graphs']}) | {args.clients} × {args.queries} "
           f"| {args.cache or 'off'} | "
           f"{result['cached_answers']} | {result['errors']} | {result['requests_per_s']} | "
           f"{result['p50_ms']} | {result['p95_ms']} | {result['p99_ms']} | "
-          f"{result['server_work_p50_ms']} |")
+          f"{result['server_work_p50_ms']} | {result['server_cpu_ms_per_request']} |")
     for error in errors[:5]:
         print(f"error: {error}", file=sys.stderr)
     if args.json:

@@ -65,5 +65,21 @@ def test_a_failed_export_falls_back_to_torch_or_raises(
 def test_runtime_choice() -> None:
     assert isinstance(make_embedder("local", runtime="torch"), LocalEmbedder)
     assert isinstance(make_embedder("local"), OnnxEmbedder)
-    with pytest.raises(UsageError, match="unknown embedding runtime 'gpu'"):
+    int8 = make_embedder("local", runtime="onnx-int8")
+    assert isinstance(int8, OnnxEmbedder) and int8.int8 and int8.name.endswith("-int8")
+    with pytest.raises(UsageError, match="unknown embedding runtime 'gpu'") as bad:
         make_embedder("local", runtime="gpu")
+    assert "onnx-int8" in str(bad.value)
+
+
+def test_concurrent_calls_give_the_vectors_of_serial_ones(onnx_embedder: OnnxEmbedder) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    texts = [f"Who taught the student number {i} in Basel?" for i in range(32)]
+    alone = [onnx_embedder.embed([text]) for text in texts]
+    with ThreadPoolExecutor(16) as pool:  # as a server's request threads call it
+        together = list(pool.map(lambda text: onnx_embedder.embed([text]), texts))
+    assert all(np.allclose(a, b, atol=1e-6) for a, b in zip(alone, together, strict=True))
+    # The session's idle workers sleep instead of spinning (the CPU goes to other requests).
+    options = onnx_embedder._load().get_session_options()
+    assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"

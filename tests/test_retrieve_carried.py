@@ -75,6 +75,7 @@ def test_carried_retrievers_equal_fresh_ones(open_graph, musique, memory_limit,
         before = dict(built)
         carried = results(rag, questions)
         assert built["bm25"] == before["bm25"], number  # carried over, not built again
+        rag.state.keeper.discard()  # nor from the lexicon file (retrieve.lexicon)
         rag.state.forget_retriever()
         fresh = results(rag, questions)
         assert carried == fresh, number

@@ -86,3 +86,41 @@ def test_terms_no_passage_has_any_more_are_dropped() -> None:
     fresh = passage_bm25([("a", "river"), ("b", "river word299 other299")])
     assert [(h.id, h.score) for h in index.search("river word299", 2)] \
         == [(h.id, h.score) for h in fresh.search("river word299", 2)]
+
+
+def test_an_index_read_back_from_its_arrays_scores_as_one_built_afresh() -> None:
+    import numpy as np
+
+    from hopgraph.retrieve.lexical import carried_bm25, passage_bm25
+
+    rng = np.random.default_rng(7)
+    passages = dict(_texts(rng, 80))
+    index = passage_bm25(list(passages.items()))
+    queries = ["alpha river", "Stroustrup wrote notes", "omega omega mu", "nothing here"]
+    for step in range(12):  # several segments, removed rows, terms no passage has any more
+        removed = [pid for pid in passages if rng.random() < 0.08]
+        for pid in removed:
+            del passages[pid]
+        passages.update(_texts(rng, int(rng.integers(0, 4)), start=1000 + step * 10))
+        index = carried_bm25(index, list(passages), set(),
+                             lambda ids: {pid: passages[pid] for pid in ids})
+        again = LocalBM25.from_arrays(*index.arrays())
+        fresh = passage_bm25(list(passages.items()))
+        assert sorted(again.ids) == sorted(passages)
+        for query in queries:
+            got = [(h.id, h.score) for h in again.search(query, 9)]
+            assert got == [(h.id, h.score) for h in fresh.search(query, 9)], (step, query)
+        index = again  # and an index read back is brought up to date as any other
+
+
+def test_arrays_that_do_not_fit_are_refused() -> None:
+    import numpy as np
+    import pytest
+
+    ids, terms, arrays = LocalBM25(["a", "b"], ["river basel", "river"]).arrays()
+    for broken in ({**arrays, "indices": np.array([0, 5, 1], dtype=np.int32)},
+                   {**arrays, "lengths": arrays["lengths"][:1]}):
+        with pytest.raises(ValueError):
+            LocalBM25.from_arrays(ids, terms, broken)
+    with pytest.raises(ValueError):
+        LocalBM25.from_arrays(["a", "a"], terms, arrays)

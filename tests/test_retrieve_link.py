@@ -62,3 +62,27 @@ def test_an_extended_linker_links_as_one_built_afresh() -> None:
             assert grown.link(question) == fresh.link(question), question
             assert grown.resolve(question.split()[-1]) == fresh.resolve(question.split()[-1])
         assert base.link("Daniel Bernoulli") != fresh.link("Daniel Bernoulli")  # base kept
+
+
+def test_a_linker_read_back_from_its_arrays_links_as_the_original() -> None:
+    import numpy as np
+    import pytest
+
+    names = [*NAMES, "euler", "東京", "Basel"]  # keys shared by two names, unspaced names
+    linker = EntityLinker(names)
+    keys, grams, arrays = linker.arrays()
+    again = EntityLinker.from_arrays(names, keys, grams, arrays)
+    assert (again.keys, again.by_key, again.unspaced) == (linker.keys, linker.by_key,
+                                                          linker.unspaced)
+    for question in ["Who taught Johan Bernoulli in Basel?", "爱因斯坦と東京", "Leonard Euler"]:
+        assert again.link(question) == linker.link(question)
+        assert again.resolve(question) == linker.resolve(question)
+    keys, grams, arrays = linker.arrays(with_fuzzy=False)
+    assert grams is None
+    lazy = EntityLinker.from_arrays(names, keys, None, arrays)  # its trigram index made later
+    assert lazy.resolve("Johan Bernoulli") == linker.resolve("Johan Bernoulli")
+    with pytest.raises(ValueError):
+        EntityLinker.from_arrays(names[:3], keys, None, arrays)
+    with pytest.raises(ValueError):
+        EntityLinker.from_arrays(names, keys, None,
+                                 {**arrays, "key_indptr": np.array([0, 1], dtype=np.int64)})

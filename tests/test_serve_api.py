@@ -188,7 +188,8 @@ def test_entity_lookup(client: TestClient) -> None:
 
 
 def test_documents_list_add_replace_delete(client: TestClient) -> None:
-    assert client.get("/documents").json() == {"documents": [{"doc_id": DOC, "passages": 4}]}
+    assert client.get("/documents").json() == {"documents": [{"doc_id": DOC, "passages": 4}],
+                                               "total": 1, "offset": 0, "limit": None}
     rows = [{"passage": "Nicolaus Bernoulli was a nephew of Jacob Bernoulli.",
              "triplets": [["Nicolaus Bernoulli", "nephew of", "Jacob Bernoulli"]]},
             {"passage": ""}, "not an object"]

@@ -21,8 +21,9 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import extract, sync
 from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
 from hopgraph.ingest.loaders import read_items
-from hopgraph.ingest.writer import Progress, Waiting
+from hopgraph.ingest.writer import Waiting
 from hopgraph.llm import LLMClient
+from hopgraph.progress import OnProgress, tracked
 from hopgraph.records import (
     Answer,
     IngestSummary,
@@ -32,6 +33,7 @@ from hopgraph.records import (
     Retrieval,
 )
 from hopgraph.retrieve import Retriever
+from hopgraph.retrieve.lexicon import LexiconState
 from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
 from hopgraph.store import MilvusStore
 from hopgraph.store.milvus import describe_unfinished
@@ -67,7 +69,7 @@ class GraphRAG:
                                  create=create)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=create)
-            self.state: GraphState[Retriever] = GraphState(self.store, self.embedder.dim)
+            self.state: GraphState[Retriever] = LexiconState(self.store, self.embedder.dim)
         except BaseException:
             self.close()  # a Milvus Lite file stays locked while a client holds it
             raise
@@ -126,10 +128,10 @@ class GraphRAG:
     # --- writing -----------------------------------------------------------------------------
 
     def add(self, items: Iterable[PassageRecord | dict[str, Any]],
-            progress: Progress | None = None, doc_id: str | None = None,
+            progress: OnProgress | None = None, doc_id: str | None = None,
             append: bool = False) -> IngestSummary:
         """Ingest `PassageRecord`s or dicts {"passage", "triplets", "doc_id"?, "id"?,
-        "metadata"?}.
+        "metadata"?}; `progress` (of every `add_*`) is told `hopgraph.progress` events.
 
         An item's document is its own `doc_id`, else `doc_id`, else the item alone (its
         content key: adding the same text again changes nothing). A document already stored
@@ -140,24 +142,23 @@ class GraphRAG:
         report = LoadReport(path="items")
         records = read_items(items, report, None if doc_id is None else str(doc_id))
         total = len(items) if isinstance(items, Sized) else 0
-        return sync.store_records(self.state, self.embedder, records, [report], progress,
-                                  total, append, self.waiting)
+        return sync.store_records(self.state, self.embedder, records, [report],
+                                  tracked(progress), total, append, self.waiting)
 
-    def add_files(self, paths: Iterable[str | Path], progress: Progress | None = None,
+    def add_files(self, paths: Iterable[str | Path], progress: OnProgress | None = None,
                   append: bool = False, extractor: str = "auto",
                   chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
                   overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> IngestSummary:
         """Ingest files and folders: passage/triplet rows (JSON, JSONL, HippoRAG OpenIE) as
-        they are, raw .txt/.md/.pdf documents as `add_documents` does; what each file is
-        comes from its suffix, else its content. Malformed rows are skipped and reported in
-        the summary. Each file is a document (`source_doc_id`) unless its rows name theirs
-        (`"doc_id"`); a stored document is replaced by its new content unless `append`."""
+        they are, raw .txt/.md/.pdf documents as `add_documents` does (by suffix, else
+        content). Malformed rows are skipped and reported in the summary. Each file is a
+        document unless its rows name theirs; a stored one is replaced unless `append`."""
         plan = extract.prepare(paths, extractor, self._llm is not None, chunk_tokens,
                                overlap_tokens)
         return self.add_prepared(plan, progress, append)
 
     def add_documents(self, paths: Iterable[str | Path], extractor: str = "auto",
-                      progress: Progress | None = None, append: bool = False,
+                      progress: OnProgress | None = None, append: bool = False,
                       chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
                       overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> IngestSummary:
         """Ingest raw .txt/.md/.pdf files or folders: chunked, triplets by the LLM
@@ -168,13 +169,13 @@ class GraphRAG:
                                overlap_tokens, documents_only=True)
         return self.add_prepared(plan, progress, append)
 
-    def add_prepared(self, plan: extract.Plan, progress: Progress | None = None,
+    def add_prepared(self, plan: extract.Plan, progress: OnProgress | None = None,
                      append: bool = False) -> IngestSummary:
-        """Ingest raw documents already read and chunked by `ingest.extract.prepare` (what
-        `add_documents` does once it has read them)."""
-        return self.add_extracted(extract.run(plan, self._llm, progress), progress, append)
+        """Ingest documents read and chunked by `ingest.extract.prepare` (`add_documents`)."""
+        return self.add_extracted(extract.run(plan, self._llm, tracked(progress)), progress,
+                                  append)
 
-    def add_extracted(self, done: extract.Extraction, progress: Progress | None = None,
+    def add_extracted(self, done: extract.Extraction, progress: OnProgress | None = None,
                       append: bool = False) -> IngestSummary:
         """Ingest what `ingest.extract.run` gave; the summary says which extractor ran
         (`extractor`) and what it did (`extraction_notes`)."""
@@ -183,13 +184,13 @@ class GraphRAG:
             summary.extractor, summary.extraction_notes = done.extractor, done.lines
         return summary
 
-    def add_reports(self, reports: list[LoadReport], progress: Progress | None = None,
+    def add_reports(self, reports: list[LoadReport], progress: OnProgress | None = None,
                     append: bool = False) -> IngestSummary:
         """Ingest the records of loader or extractor reports; their problems join the summary.
         Documents of a report with skipped rows are not pruned (their old passages stay)."""
         records = [record for report in reports for record in report.records]
-        return sync.store_records(self.state, self.embedder, records, reports, progress,
-                                  len(records), append, self.waiting)
+        return sync.store_records(self.state, self.embedder, records, reports,
+                                  tracked(progress), len(records), append, self.waiting)
 
     def delete(self, doc_ids: str | Iterable[str]) -> Removal:
         """Delete documents with everything only they hold: their passages, relations left

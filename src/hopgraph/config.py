@@ -139,6 +139,9 @@ class Settings:
 DEFAULT_MAX_BODY_MB = 10.0
 DEFAULT_ANSWER_CACHE = 1024  # answers kept per graph version (a MuSiQue answer is ~10 kB)
 DEFAULT_MAX_GRAPHS = 8  # graphs a server keeps open (each holds its graph and vectors)
+DEFAULT_MAX_FILE_MB = 50.0  # per uploaded file (POST /uploads)
+DEFAULT_MAX_FILES = 20  # per upload
+DEFAULT_MAX_JOBS = 8  # upload jobs queued or running in one server process
 
 
 @dataclass
@@ -148,8 +151,9 @@ class ServeSettings:
     Host names it answers to (HOPGRAPH_ALLOWED_HOSTS, comma-separated; empty: any, which
     `hopgraph serve` never leaves it at), the largest request body, and how many answers it
     caches per graph version (`cache_size`: the CLI hands it to `GraphService(...,
-    cache_size=)`), and how many graphs it keeps open (HOPGRAPH_MAX_GRAPHS; `create_app`
-    reads the others)."""
+    cache_size=)`), how many graphs it keeps open (HOPGRAPH_MAX_GRAPHS), and the limits of
+    uploads: MB per file, files per upload, jobs queued or running (HOPGRAPH_MAX_FILE_MB,
+    HOPGRAPH_MAX_FILES, HOPGRAPH_MAX_JOBS); `create_app` reads the others."""
 
     api_key: str | None = field(default=None, repr=False)
     cors_origins: list[str] = field(default_factory=list)
@@ -158,12 +162,32 @@ class ServeSettings:
     max_body_bytes: int = int(DEFAULT_MAX_BODY_MB * 1024 * 1024)
     cache_size: int = DEFAULT_ANSWER_CACHE
     max_graphs: int = DEFAULT_MAX_GRAPHS  # open at once (least recently used closed first)
+    max_file_mb: float = DEFAULT_MAX_FILE_MB
+    max_files: int = DEFAULT_MAX_FILES
+    max_jobs: int = DEFAULT_MAX_JOBS
+
+    def __post_init__(self) -> None:
+        for name, kind, unit in (("max_file_mb", float, "a number of MB"),
+                                 ("max_files", int, "a whole number"),
+                                 ("max_jobs", int, "a whole number")):
+            value = as_number(getattr(self, name), kind, f"HOPGRAPH_{name.upper()}", unit)
+            if value <= 0:
+                raise UsageError(f"HOPGRAPH_{name.upper()} (--{name.replace('_', '-')}) must "
+                                 f"be positive, got {value}")
+            setattr(self, name, value)
+
+    @property
+    def max_file_bytes(self) -> int:
+        """The largest uploaded file, in bytes."""
+        return int(self.max_file_mb * 1024 * 1024)
 
     @classmethod
     def load(cls, **overrides: Any) -> ServeSettings:
         """Settings from the environment, then non-None overrides."""
         env = {"api_key": "HOPGRAPH_API_KEY", "cors_origins": "HOPGRAPH_CORS_ORIGINS",
-               "allowed_hosts": "HOPGRAPH_ALLOWED_HOSTS", "max_graphs": "HOPGRAPH_MAX_GRAPHS"}
+               "allowed_hosts": "HOPGRAPH_ALLOWED_HOSTS", "max_graphs": "HOPGRAPH_MAX_GRAPHS",
+               **{name: f"HOPGRAPH_{name.upper()}"
+                  for name in ("max_file_mb", "max_files", "max_jobs")}}
         settings = from_env(cls, env, overrides)
         for name in ("cors_origins", "allowed_hosts"):
             value = getattr(settings, name)
@@ -226,3 +250,31 @@ NO_LLM_HELP = (
     "HOPGRAPH_LLM_BASE_URL=http://localhost:11434/v1\n"
     "  or pass --llm MODEL [--llm-base-url URL]. The retrieved evidence is shown above."
 )
+
+
+DEFAULT_ANN_MIN_ROWS = 200_000  # rows of one kind from which it gets an ANN index
+DEFAULT_FANOUT = 2_000  # relations of one entity followed per graph step
+
+
+def _whole_number(name: str, default: int) -> int:
+    """$name as a whole number >= 0 (0: off), else `default`; a bad value is an error."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    try:
+        return max(int(value), 0)
+    except ValueError:
+        raise UsageError(f"{name}={value!r} is not a whole number",
+                         fix=f"set {name} to a number of rows (0 turns it off)") from None
+
+
+def ann_min_rows() -> int:
+    """Rows from which a kind of vectors gets a nearest-neighbour index (store.ann);
+    $HOPGRAPH_ANN_MIN_ROWS, 0: none, every search exact."""
+    return _whole_number("HOPGRAPH_ANN_MIN_ROWS", DEFAULT_ANN_MIN_ROWS)
+
+
+def fanout() -> int:
+    """Relations of one entity followed per graph step (retrieve.fanout); $HOPGRAPH_FANOUT,
+    0: no cap."""
+    return _whole_number("HOPGRAPH_FANOUT", DEFAULT_FANOUT)

@@ -12,6 +12,7 @@ from hopgraph.api import GraphRAG
 from hopgraph.config import LLMSettings, Settings
 from hopgraph.errors import StoreError
 from hopgraph.llm import LLMClient
+from hopgraph.progress import ProgressEvent
 from hopgraph.store import MilvusStore
 from hopgraph.where import Where
 
@@ -83,7 +84,8 @@ def open_store(args: argparse.Namespace) -> MilvusStore:
 
 
 class Bars:
-    """Progress of named stages: tqdm bars on a terminal, one line per stage elsewhere.
+    """Progress of named stages, read from `ProgressEvent`s (what the Python API's and the
+    server's watchers get too): tqdm bars on a terminal, one line per stage elsewhere.
 
     On a pipe or in CI a bar's carriage-return updates fill logs with thousands of lines, so
     there each stage prints one line when it ends: "ingest: 1890 rows in 152.3 s".
@@ -99,25 +101,32 @@ class Bars:
         self._started: dict[str, float] = {}  # elsewhere: when each stage began
         self._reported: set[str] = set()
 
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        """Stage `stage` has done `done` of `total`."""
+    def __call__(self, event: ProgressEvent | str, done: int = 0, total: int = 0) -> None:
+        """An event's stage has done `done` of `total` (also taken as the three values)."""
+        if isinstance(event, str):
+            event = ProgressEvent(event, done, total, self.unit)
+        stage, done, total = event.stage, event.done, event.total
         if self.interactive:
-            self._bar(stage, done, total)
+            self._bar(event)
             return
         started = self._started.setdefault(stage, time.perf_counter())
         if done >= total and stage not in self._reported:
             self._reported.add(stage)
-            print(f"{self.prefix}{stage}: {total} {self.units.get(stage, self.unit)} in "
+            print(f"{self.prefix}{stage}: {total} {self._unit(event)} in "
                   f"{time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
 
-    def _bar(self, stage: str, done: int, total: int) -> None:
+    def _unit(self, event: ProgressEvent) -> str:
+        return self.units.get(event.stage, self.unit if event.unit == "rows" else event.unit)
+
+    def _bar(self, event: ProgressEvent) -> None:
         from tqdm import tqdm
 
+        stage, done, total = event.stage, event.done, event.total
         bar = self._bars.get(stage)
         if bar is None:
             bar = self._bars[stage] = tqdm(total=total, desc=f"{self.prefix}{stage}",
-                                           unit=self.units.get(stage, self.unit),
-                                           file=sys.stderr, leave=False)
+                                           unit=self._unit(event), file=sys.stderr,
+                                           leave=False)
         bar.update(done - bar.n)
         if done >= total:
             bar.close()

@@ -10,6 +10,7 @@ import sys
 from hopgraph.cli.common import Bars, llm_client, llm_configured, open_graph
 from hopgraph.ingest import extract
 from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
+from hopgraph.progress import tracked
 from hopgraph.records import IngestSummary
 
 
@@ -58,7 +59,7 @@ def _extract(plan: extract.Plan, args: argparse.Namespace, bars: Bars | None
     and one that fails (or finds nothing to store) leaves no graph behind."""
     llm = llm_client(args) if plan.extractor == "llm" else None
     try:
-        return extract.run(plan, llm, bars)
+        return extract.run(plan, llm, tracked(bars))
     finally:
         if llm is not None:
             llm.close()

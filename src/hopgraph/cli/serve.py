@@ -11,7 +11,10 @@ from hopgraph.cli.common import llm_client, open_graph
 from hopgraph.config import (
     DEFAULT_ANSWER_CACHE,
     DEFAULT_MAX_BODY_MB,
+    DEFAULT_MAX_FILE_MB,
+    DEFAULT_MAX_FILES,
     DEFAULT_MAX_GRAPHS,
+    DEFAULT_MAX_JOBS,
     ServeSettings,
 )
 from hopgraph.errors import UsageError
@@ -41,6 +44,8 @@ def default_hosts(host: str) -> list[str]:
 def cmd_serve(args: argparse.Namespace) -> int:
     """Open the graph once and serve it until interrupted."""
     try:
+        import python_multipart  # noqa: F401  (uploads are multipart forms)
+
         from hopgraph.serve.app import run
         from hopgraph.serve.pool import GraphPool
         from hopgraph.serve.service import GraphService
@@ -51,7 +56,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--max-body-mb must be positive, got {args.max_body_mb}")
     settings = ServeSettings.load(max_body_bytes=int(args.max_body_mb * 1024 * 1024),
                                   cache_size=args.cache, allowed_hosts=args.allowed_hosts,
-                                  log_json=args.log_json, max_graphs=args.max_graphs)
+                                  log_json=args.log_json, max_graphs=args.max_graphs,
+                                  max_file_mb=args.max_file_mb, max_files=args.max_files,
+                                  max_jobs=args.max_jobs)
     settings.allowed_hosts = settings.allowed_hosts or default_hosts(args.host)
     key = settings.api_key
     llm = llm_client(args)
@@ -118,6 +125,15 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--max-graphs", type=int, default=None, metavar="N",
                    help=f"graphs kept open at once, the least recently used closed first "
                         f"({DEFAULT_MAX_GRAPHS}; env HOPGRAPH_MAX_GRAPHS)")
+    p.add_argument("--max-file-mb", type=float, default=None, metavar="MB",
+                   help=f"largest uploaded file (POST /uploads; {DEFAULT_MAX_FILE_MB:g} MB; "
+                        "larger: 413; env HOPGRAPH_MAX_FILE_MB)")
+    p.add_argument("--max-files", type=int, default=None, metavar="N",
+                   help=f"files per upload ({DEFAULT_MAX_FILES}; more: 413; env "
+                        "HOPGRAPH_MAX_FILES)")
+    p.add_argument("--max-jobs", type=int, default=None, metavar="N",
+                   help=f"upload jobs queued or running at once ({DEFAULT_MAX_JOBS}; more: "
+                        "429; env HOPGRAPH_MAX_JOBS)")
     p.add_argument("--cache", type=int, default=DEFAULT_ANSWER_CACHE, metavar="N",
                    help="answers to repeated /query requests kept until the next write "
                         f"({DEFAULT_ANSWER_CACHE}; 0: none)")

@@ -6,6 +6,7 @@ and cached in the user cache dir under a name keyed by the model package, its we
 onnxruntime version. Afterwards a process embeds with onnxruntime and the `tokenizers` library
 alone, and never imports torch: a new process embeds its first text after ~1.2 s instead of
 ~6.4 s, and a question in ~4-5 ms instead of ~10 (benchmarks/RESULTS.md, "Embedding runtime").
+`OnnxEmbedder(int8=True)` runs an int8 quantization of that file instead (`quantize`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from hopgraph.config import cache_dir
+from hopgraph.embed import quantize
 from hopgraph.embed.base import unit
 from hopgraph.embed.local import LOCAL_NAME, model_dir
 from hopgraph.errors import EmbedderError
@@ -106,10 +108,18 @@ def _optimize(path: Path) -> None:
 
 
 def _session(path: Path) -> Any:
+    """A CPU session whose worker threads sleep when idle instead of spinning.
+
+    Spinning (onnxruntime's default) keeps a worker busy-waiting after each call, on a core
+    that concurrent requests and the rest of the query need. Measured on MuSiQue, the CPU
+    time of one query fell from 84-95 ms to ~48 (sequential), and of one served under 32
+    clients from ~60 ms to ~55 (docs/configuration.md, "The local embedding model").
+    """
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
     options.log_severity_level = 3
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
@@ -134,14 +144,21 @@ def _session_embed(session: Any, texts: list[str]) -> np.ndarray:
     return unit(out)
 
 
+INT8_NAME = f"{LOCAL_NAME}-int8"
+
+
 class OnnxEmbedder:
     """all-MiniLM-L6-v2 under onnxruntime: the same vector space as the torch runtime, so
-    graphs built by either open with either."""
+    graphs built by either open with either. With `int8`, the quantized model
+    (`quantize`): its vectors differ slightly, so it has its own name and its own graphs."""
 
-    def __init__(self, fallback: bool = True) -> None:
-        self.name = LOCAL_NAME
-        self.fallback = fallback  # on a failed export, use the torch runtime (else raise)
-        self.runtime = "onnx"
+    def __init__(self, fallback: bool = True, int8: bool = False) -> None:
+        self.name = INT8_NAME if int8 else LOCAL_NAME
+        self.int8 = int8
+        # on a failed export, use the torch runtime (else raise); never for int8, whose
+        # vectors torch does not give
+        self.fallback = fallback and not int8
+        self.runtime = "onnx-int8" if int8 else "onnx"
         self._session: Any = None
         self._torch: Any = None
 
@@ -152,12 +169,8 @@ class OnnxEmbedder:
 
     def _load(self) -> Any:
         if self._session is None and self._torch is None:
-            path = onnx_path()
             try:
-                with _export_lock:
-                    if not path.exists():
-                        export(path)
-                self._session = _shared_session(str(path))
+                self._session = _shared_session(str(self._model_file()))
             except EmbedderError as exc:
                 if not self.fallback:
                     raise
@@ -166,6 +179,19 @@ class OnnxEmbedder:
                 log.warning("%s; embedding with torch instead", exc)
                 self._torch, self.runtime = LocalEmbedder(), "torch"
         return self._session
+
+    def _model_file(self) -> Path:
+        """The model file, exported (and quantized, for int8) on first use."""
+        path = onnx_path()
+        with _export_lock:
+            if not path.exists():
+                export(path)
+            if not self.int8:
+                return path
+            small = quantize.int8_path(path)
+            if not small.exists():
+                quantize.quantize(path, small, _file_embed, list(CHECK_TEXTS))
+            return small
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length vectors for `texts`."""
@@ -191,6 +217,11 @@ def _shared_session(path: str) -> Any:
 
     threadpool_limits(limits=1, user_api="blas")
     return _session(Path(path))
+
+
+def _file_embed(path: Path, texts: list[str]) -> np.ndarray:
+    """A model file's vectors for `texts`, on a session of its own (for checks)."""
+    return _session_embed(_session(path), texts)
 
 
 def available() -> bool:

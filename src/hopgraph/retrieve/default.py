@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hopgraph.records import PassageHit, RelationHit, Retrieval
-from hopgraph.retrieve import bridge, rank
+from hopgraph.retrieve import bridge, fanout, rank
 from hopgraph.retrieve.context import Clock, Context, link_query
 from hopgraph.retrieve.link import EntityMatch
 from hopgraph.retrieve.query import Query
@@ -32,14 +32,14 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     linked = {m.index for m in matches}
     with clock.stage("search_graph"):
         scores = ctx.search.relations(qvec, bridge.RELATION_POOL)[0]
-        own = [r for r in graph.relations_of(np.array(sorted(linked))).tolist()
-               if r not in scores]
+        steps = fanout.Steps(graph, lambda n: ctx.search.relations(qvec, n)[0])
+        own = [r for r in steps.of(sorted(linked)).tolist() if r not in scores]
         scores.update(ctx.search.score_relations(qvec, own))
     with clock.stage("bridges"):
         finder = bridge.BridgeFinder(graph, question, linked)
         probes = finder.bridges(scores)
         if probes:
-            probes += _chain(ctx, qvec, finder, probes, scores)
+            probes += _chain(ctx, qvec, finder, probes, scores, steps)
     with clock.stage("embed_probes"):
         vectors = np.vstack([qvec, ctx.embedder.embed([p.text for p in probes])])
     pool = max(top_k, rank.POOL)
@@ -63,27 +63,30 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
                 "relation": graph.relation_ids[p.relation],
                 "confidence": round(p.confidence, 6)} for p in probes]
     notes = [] if probes else ["no bridge entity found; dense + lexical ranking only"]
+    if steps.capped:
+        notes.append(f"{len(steps.capped)} hub entities followed through {steps.cap} of "
+                     "their relations (HOPGRAPH_FANOUT)")
     return Retrieval(question, "default", passages, relations=relations, notes=notes,
                      bridges=bridges)
 
 
 def _chain(ctx: Context, qvec: np.ndarray, finder: bridge.BridgeFinder,
-           probes: list[bridge.Probe], scores: dict[int, float]) -> list[bridge.Probe]:
+           probes: list[bridge.Probe], scores: dict[int, float], steps: fanout.Steps
+           ) -> list[bridge.Probe]:
     """Third-hop probes: neighbours of the best bridge, ranked by path score.
 
-    Array work throughout: a hub bridge brings tens of thousands of relations.
+    Array work throughout: a hub bridge brings thousands of relations (`steps` caps them).
     """
-    graph = ctx.graph
     first = probes[0]
-    around = graph.relations_of(np.array([first.entity]))
+    around = steps.of([first.entity])
     inner = [first.entity]
     if len(around) == 1 and int(around[0]) == first.relation:  # a dead end: go on from the
         inner = _and_inner(ctx, first.entity)  # names inside its name
-        around = graph.relations_of(np.array(inner))
+        around = steps.of(inner)
     around_scores = _scores_of(ctx, qvec, scores, around)
     candidates = finder.chain_candidates(first, around, around_scores,
                                          {p.entity for p in probes}, set(inner))
-    onward_rels = [graph.relations_of(np.array([e])) for e, _, _ in candidates]
+    onward_rels = [steps.of([e]) for e, _, _ in candidates]
     onward_rels = [rels[rels != r] for rels, (_, _, r) in zip(onward_rels, candidates,
                                                                 strict=True)]
     union = np.unique(np.concatenate(onward_rels)) if onward_rels else np.zeros(0, np.int64)

@@ -37,6 +37,33 @@ class FuzzyIndex:
                 postings[gram].append(i)
         self.postings = {g: np.array(ids, dtype=np.int32) for g, ids in postings.items()}
 
+    def arrays(self) -> tuple[list[str], dict[str, np.ndarray]]:
+        """The trigrams and their postings as CSR rows (`gram_indptr`, `gram_keys`), to save
+        (`from_arrays` reads them back)."""
+        grams = list(self.postings)
+        sizes = [len(self.postings[g]) for g in grams]
+        keys = (np.concatenate([self.postings[g] for g in grams]) if grams
+                else np.zeros(0, dtype=np.int32))
+        return grams, {"gram_indptr": np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]),
+                       "gram_keys": keys.astype(np.int32)}
+
+    @classmethod
+    def from_arrays(cls, keys: list[str], grams: list[str], arrays: dict[str, np.ndarray]
+                    ) -> FuzzyIndex:
+        """The index `arrays` gave over `keys` (ValueError if they do not fit): postings are
+        views into one array, nothing is built per trigram."""
+        indptr, postings = np.asarray(arrays["gram_indptr"]), np.asarray(arrays["gram_keys"])
+        if (len(indptr) != len(grams) + 1 or indptr[0] != 0 or indptr[-1] != len(postings)
+                or np.any(np.diff(indptr) < 0) or np.any(postings < 0)
+                or np.any(postings >= len(keys))):
+            raise ValueError("trigram arrays do not fit the keys")
+        index = cls.__new__(cls)
+        index.keys = keys
+        index.lengths = np.array([len(k) for k in keys], dtype=np.int32)
+        bounds = indptr.tolist()
+        index.postings = {g: postings[bounds[n]:bounds[n + 1]] for n, g in enumerate(grams)}
+        return index
+
     def extended(self, keys: list[str]) -> FuzzyIndex:
         """The index of this one's keys followed by `keys`, sharing what did not change
         (this index is not changed)."""

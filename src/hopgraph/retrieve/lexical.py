@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from scipy import sparse
@@ -49,25 +49,36 @@ class _Segment:
 
     ids: list[str]
     counts: sparse.csc_matrix  # float32 term counts; read by column (a query's terms)
-    rows: sparse.csr_matrix  # the same by row (which terms a removed passage had)
     lengths: np.ndarray  # tokens per passage (float32)
+
+    @cached_property
+    def rows(self) -> sparse.csr_matrix:
+        """The counts by row (which terms a removed passage had), made when first needed:
+        an index read from disk may never remove a passage."""
+        return self.counts.tocsr()
+
+    @property
+    def df(self) -> np.ndarray:
+        """How many of the segment's passages have each term (int64)."""
+        return np.diff(self.counts.indptr).astype(np.int64)
 
     @classmethod
     def of(cls, ids: list[str], texts: Iterable[str], vocab: dict[str, int]) -> _Segment:
-        """Count the texts' terms; new terms get the next numbers in `vocab`."""
-        rows, cols, vals, lengths = [], [], [], []
-        for row, text in enumerate(texts):
-            counts = Counter(tokens(text))
-            lengths.append(sum(counts.values()))
-            for term, tf in counts.items():
-                rows.append(row)
-                cols.append(vocab.setdefault(term, len(vocab)))
-                vals.append(tf)
-        matrix = sparse.csr_matrix((np.array(vals, dtype=np.float32),
-                                    (np.array(rows, dtype=np.int64),
-                                     np.array(cols, dtype=np.int64))),
+        """Count the texts' terms; new terms get the next numbers in `vocab` (in the order
+        they first occur). One flat pass, the counting in SciPy: per term occurrence a dict
+        look-up, not a Counter and three list appends (~3x faster on 100k passages)."""
+        lengths, terms = [0], []
+        for text in texts:
+            found = tokens(text)
+            terms.extend(found)
+            lengths.append(len(found))
+        cols = np.fromiter((vocab.setdefault(t, len(vocab)) for t in terms), dtype=np.int64,
+                           count=len(terms))
+        indptr = np.cumsum(lengths, dtype=np.int64)
+        matrix = sparse.csr_matrix((np.ones(len(cols), dtype=np.float32), cols, indptr),
                                    shape=(len(ids), len(vocab)))
-        return cls(ids, matrix.tocsc(), matrix, np.array(lengths, dtype=np.float32))
+        matrix.sum_duplicates()  # a term's occurrences in one passage: its count
+        return cls(ids, matrix.tocsc(), np.diff(indptr).astype(np.float32))
 
     def terms_of(self, row: int) -> np.ndarray:
         """The term numbers of one passage."""
@@ -86,7 +97,7 @@ class _Segment:
             lengths.append(segment.lengths[keep])
         matrix = sparse.vstack(matrices, format="csr") if matrices else sparse.csr_matrix(
             (0, width), dtype=np.float32)
-        return _Segment(ids, matrix.tocsc(), matrix,
+        return _Segment(ids, matrix.tocsc(),
                         np.concatenate(lengths) if lengths else np.zeros(0, np.float32))
 
 
@@ -96,7 +107,7 @@ class LocalBM25:
     def __init__(self, ids: list[str], texts: list[str]) -> None:
         self.vocab: dict[str, int] = {}
         segment = _Segment.of(list(ids), texts, self.vocab)
-        df = np.bincount(segment.rows.indices, minlength=len(self.vocab)).astype(np.int64)
+        df = segment.df
         self._set([segment], [np.ones(len(segment.ids), dtype=bool)], df,
                   {pid: (0, row) for row, pid in enumerate(segment.ids)})
 
@@ -113,6 +124,43 @@ class LocalBM25:
         mean_length = self.total_length / self.size if self.size else 1.0
         self._norms = [(_K1 * (1 - _B + _B * segment.lengths / max(mean_length, 1e-9))
                         ).astype(np.float32) for segment in segments]
+
+    def arrays(self) -> tuple[list[str], list[str], dict[str, np.ndarray]]:
+        """The index as one segment of its live passages, to save: their ids, the terms by
+        number, and the term counts by column (CSC `indptr`, `indices`, `data`) with each
+        passage's length. `from_arrays` reads it back."""
+        if len(self._segments) == 1 and self._alive[0].all():
+            merged = self._segments[0]
+        else:
+            merged = _Segment.merged(list(zip(self._segments, self._alive, strict=True)),
+                                     len(self.vocab))
+        terms = [""] * len(self.vocab)
+        for term, number in self.vocab.items():
+            terms[number] = term
+        counts = merged.counts  # built before later terms came: their columns are empty
+        indptr = np.concatenate([counts.indptr, np.full(len(terms) - counts.shape[1],
+                                                        counts.indptr[-1])])
+        return merged.ids, terms, {"indptr": indptr, "indices": counts.indices,
+                                   "data": counts.data, "lengths": merged.lengths}
+
+    @classmethod
+    def from_arrays(cls, ids: list[str], terms: list[str], arrays: dict[str, np.ndarray]
+                    ) -> LocalBM25:
+        """The index `arrays` gave (ValueError if the arrays do not fit together). It scores
+        every passage exactly as an index built afresh from their texts: same counts,
+        lengths and document frequencies, and scores do not depend on term numbers."""
+        counts = sparse.csc_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
+                                   shape=(len(ids), len(terms)))
+        counts.check_format(full_check=True)
+        lengths = np.asarray(arrays["lengths"], dtype=np.float32)
+        index = cls.__new__(cls)
+        index.vocab = dict(zip(terms, range(len(terms)), strict=True))
+        where = {pid: (0, row) for row, pid in enumerate(ids)}
+        if (len(lengths), len(where), len(index.vocab)) != (len(ids), len(ids), len(terms)):
+            raise ValueError("BM25 arrays of different lengths, or an id or term twice")
+        segment = _Segment(list(ids), counts, lengths)
+        index._set([segment], [np.ones(len(ids), dtype=bool)], segment.df, where)
+        return index
 
     @property
     def ids(self) -> list[str]:
@@ -144,7 +192,7 @@ class LocalBM25:
             pairs = sorted(fresh.items())
             segment = _Segment.of([pid for pid, _ in pairs], [t for _, t in pairs], new.vocab)
             df = np.concatenate([df, np.zeros(len(new.vocab) - len(df), dtype=np.int64)])
-            df += np.bincount(segment.rows.indices, minlength=len(new.vocab))
+            df += segment.df
             where.update((pid, (len(segments), row)) for row, pid in enumerate(segment.ids))
             segments.append(segment)
             alive.append(np.ones(len(segment.ids), dtype=bool))
@@ -170,8 +218,8 @@ class LocalBM25:
             renumber[live] = np.arange(len(live))
             self.vocab = {term: int(renumber[col]) for term, col in self.vocab.items()
                           if renumber[col] >= 0}
-            rows = merged.rows[:, live].tocsr()
-            merged, df = _Segment(merged.ids, rows.tocsc(), rows, merged.lengths), df[live]
+            merged = _Segment(merged.ids, merged.counts[:, live], merged.lengths)
+            df = df[live]
         segments = [*segments[:start], merged]
         alive = [*alive[:start], np.ones(len(merged.ids), dtype=bool)]
         where = {pid: (s, row) for s, segment in enumerate(segments)
@@ -186,7 +234,7 @@ class LocalBM25:
         terms = [t for t in terms if t < len(self.df) and self.df[t] > 0]
         if not terms or limit <= 0:
             return []
-        found_ids: list[str] = []
+        found_at: list[tuple[list[str], np.ndarray]] = []  # (a segment's ids, its hits)
         found_scores: list[np.ndarray] = []
         for segment, keep, norm in zip(self._segments, self._alive, self._norms, strict=True):
             scores = np.zeros(len(segment.ids), dtype=np.float32)
@@ -200,18 +248,24 @@ class LocalBM25:
             hit = np.flatnonzero((scores > 0) & keep)
             if allowed is not None:
                 hit = hit[[segment.ids[i] in allowed for i in hit.tolist()]] if len(hit) else hit
-            found_ids.extend(segment.ids[i] for i in hit.tolist())
+            found_at.append((segment.ids, hit))
             found_scores.append(scores[hit])
-        if not found_ids:
+        scores = np.concatenate(found_scores) if found_scores else np.zeros(0, np.float32)
+        if not len(scores):
             return []
-        scores = np.concatenate(found_scores)
         if len(scores) > limit:  # every passage scoring at least the limit-th best
             floor = np.partition(scores, len(scores) - limit)[len(scores) - limit]
-            chosen = np.flatnonzero(scores >= floor).tolist()
+            chosen = np.flatnonzero(scores >= floor)
         else:
-            chosen = range(len(scores))
-        best = sorted(chosen, key=lambda i: (-float(scores[i]), found_ids[i]))[:limit]
-        return [Hit(found_ids[i], float(scores[i]), {}) for i in best]
+            chosen = np.arange(len(scores))
+        # Ids only for the chosen: common words hit every passage, and a Python string per
+        # hit cost ~30 ms per query at 100k passages.
+        starts = np.cumsum([0] + [len(hit) for _, hit in found_at])
+        segment_of = np.searchsorted(starts, chosen, side="right") - 1
+        ids = [found_at[s][0][int(found_at[s][1][i - starts[s]])]
+               for s, i in zip(segment_of.tolist(), chosen.tolist(), strict=True)]
+        best = sorted(range(len(chosen)), key=lambda k: (-float(scores[chosen[k]]), ids[k]))
+        return [Hit(ids[k], float(scores[chosen[k]]), {}) for k in best[:limit]]
 
 
 def passage_bm25(pairs: list[tuple[str, str]]) -> LocalBM25:

@@ -11,6 +11,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+import numpy as np
+
 from hopgraph.identity import normalize
 from hopgraph.retrieve.fuzzy import FuzzyIndex
 
@@ -41,6 +43,8 @@ def _name_like(first: str) -> bool:
 
 
 def _has_unspaced_script(text: str) -> bool:
+    if text.isascii():  # most names: no look-up per character (~1 s per 100k names)
+        return False
     return any(unicodedata.name(ch, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "THAI"))
                for ch in text)
 
@@ -73,6 +77,49 @@ class EntityLinker:
         self.keys = list(self.by_key)
         self._fuzzy_index: FuzzyIndex | None = None
 
+    def arrays(self, with_fuzzy: bool = True
+               ) -> tuple[list[str], list[str] | None, dict[str, np.ndarray]]:
+        """The lookups as arrays, to save (`from_arrays` reads them back): the keys in
+        order, each key's entities as CSR rows (`key_indptr`, `key_entities`), the unspaced
+        names (`unspaced_key`, `unspaced_entity`) and, `with_fuzzy`, the trigram index (its
+        trigrams, else None, and its arrays)."""
+        sizes = [len(self.by_key[key]) for key in self.keys]
+        numbers = {key: n for n, key in enumerate(self.keys)} if self.unspaced else {}
+        arrays = {
+            "key_indptr": np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]),
+            "key_entities": np.array([i for key in self.keys for i in self.by_key[key]],
+                                     dtype=np.int64),
+            "unspaced_key": np.array([numbers[key] for key, _ in self.unspaced], dtype=np.int64),
+            "unspaced_entity": np.array([i for _, i in self.unspaced], dtype=np.int64)}
+        if not with_fuzzy:
+            return self.keys, None, arrays
+        grams, postings = self.fuzzy.arrays()
+        return self.keys, grams, {**arrays, **postings}
+
+    @classmethod
+    def from_arrays(cls, names: list[str], keys: list[str], grams: list[str] | None,
+                    arrays: dict[str, np.ndarray]) -> EntityLinker:
+        """The linker `arrays` gave, over `names`, with the trigram index when `grams` are
+        given (ValueError if the arrays do not fit together)."""
+        indptr = np.asarray(arrays["key_indptr"])
+        entities = np.asarray(arrays["key_entities"])
+        if (len(indptr) != len(keys) + 1 or indptr[0] != 0 or indptr[-1] != len(entities)
+                or np.any(np.diff(indptr) < 0) or np.any(entities < 0)
+                or np.any(entities >= len(names))):
+            raise ValueError("linker arrays do not fit its keys and names")
+        bounds, listed = indptr.tolist(), entities.tolist()
+        linker = cls.__new__(cls)
+        linker.names, linker.keys = list(names), list(keys)
+        linker.by_key = {key: listed[bounds[n]:bounds[n + 1]] for n, key in enumerate(keys)}
+        if len(linker.by_key) != len(keys):
+            raise ValueError("a linker key listed twice")
+        linker.unspaced = [(keys[k], i) for k, i in zip(arrays["unspaced_key"].tolist(),
+                                                        arrays["unspaced_entity"].tolist(),
+                                                        strict=True)]
+        linker._fuzzy_index = None if grams is None else FuzzyIndex.from_arrays(
+            linker.keys, grams, arrays)
+        return linker
+
     def extends_to(self, names: list[str]) -> bool:
         """Whether `names` are this linker's names with more after them (entities added,
         none removed or renamed: what `extended` can follow)."""
@@ -82,6 +129,8 @@ class EntityLinker:
         """The linker `EntityLinker(names)` would build, for names that `extends_to`: this
         one's lookups with the new names added, at the cost of the new names (this linker
         is not changed: queries may use it meanwhile)."""
+        if len(names) == len(self.names):  # nothing added: this one serves as it is
+            return self
         new = EntityLinker.__new__(EntityLinker)
         new.names, new.by_key, new.unspaced = list(names), dict(self.by_key), list(self.unspaced)
         added: list[str] = []

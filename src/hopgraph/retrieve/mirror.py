@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -18,17 +19,29 @@ from hopgraph.records import Hit
 from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.retrieve.scope import Scope, top_in_scope
 from hopgraph.store import MilvusStore
+from hopgraph.store.ann import Ann
 
 log = logging.getLogger(__name__)
 
 
 class _Matrix:
-    """Unit vectors of one collection, in memory, with exact top-k."""
+    """Unit vectors of one collection, in memory, with exact top-k, or, with a
+    nearest-neighbour index (`ann`, large graphs: `store.ann`), top-k of its candidates
+    scored exactly."""
 
-    def __init__(self, ids: list[str], vectors: np.ndarray) -> None:
+    def __init__(self, ids: list[str], vectors: np.ndarray, ann: Ann | None = None) -> None:
         self.ids = ids
         self.vectors = vectors
+        self.ann = ann
         self._row_of: tuple[bytes, np.ndarray] | None = None
+
+    def scores(self, qvec: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Cosine of one query vector to the given rows: from the query's row of scores
+        (`row`), or, with an index, from those rows alone (no query reads every vector)."""
+        if self.ann is None:
+            return self.row(qvec)[rows]
+        query = np.ascontiguousarray(qvec, dtype=np.float32).reshape(-1)
+        return np.asarray(self.vectors[rows], dtype=np.float32) @ query
 
     def row(self, qvec: np.ndarray) -> np.ndarray:
         """Cosine of one query vector to every row (the last query's row is kept: the
@@ -45,7 +58,9 @@ class _Matrix:
     def top(self, qvecs: np.ndarray, limit: int, by_row: bool = False
             ) -> list[list[tuple[int, float]]]:
         """Top-`limit` rows per query; `by_row` computes each query's scores with `row`, so
-        they equal what `row` gives later for the same query."""
+        they equal what `row` gives later for the same query (with an index, `scores`)."""
+        if self.ann is not None:
+            return [self.ann.search(self.vectors, q, limit) for q in qvecs]
         if by_row:
             scores = np.vstack([self.row(q) for q in qvecs]) if len(qvecs) else np.zeros(
                 (0, len(self.ids)), dtype=np.float32)
@@ -81,12 +96,13 @@ class MemorySearcher:
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
                  vectors: dict[str, np.ndarray | None] | None = None,
                  known_texts: dict[str, str] | None = None,
-                 previous: object | None = None, stale: frozenset[str] = frozenset()
-                 ) -> None:
+                 previous: object | None = None, stale: frozenset[str] = frozenset(),
+                 indexes: Callable[[], dict[str, Ann]] | None = None) -> None:
         """`known_texts`: passage texts still current from an earlier mirror (after a
         change only the new passages' texts are read from Milvus); `previous`: a searcher
         of an earlier state of the graph, whose BM25 index (if built) is brought up to date
-        rather than built again (`stale`: passages whose text changed since)."""
+        rather than built again (`stale`: passages whose text changed since); `indexes`:
+        the nearest-neighbour indexes of the on-disk vectors (`store.ann`), by kind."""
         self.store = store
         self.graph = graph
         started = time.perf_counter()
@@ -100,6 +116,9 @@ class MemorySearcher:
         self._passages = self._load(store.passages, graph.passage_ids, graph.passage_index,
                                     vectors.get("passages"), "passages", texts,
                                     known_texts or {})
+        for kind, ann in (indexes() if indexes is not None else {}).items():
+            if kind not in self.scanned:  # an index of the vector file loaded above
+                getattr(self, f"_{kind}").ann = ann
         ids = self._passages.ids
         earlier = getattr(previous, "bm25", None)
         if earlier is not None:
@@ -164,7 +183,7 @@ class MemorySearcher:
         scores against every relation (computed once per question, whatever the set)."""
         if not relations:
             return {}
-        scores = self._relations.row(qvec)[np.asarray(relations, dtype=np.int64)]
+        scores = self._relations.scores(qvec, np.asarray(relations, dtype=np.int64))
         return dict(zip(relations, scores.tolist(), strict=True))
 
     def entities(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None

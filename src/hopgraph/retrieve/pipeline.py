@@ -18,7 +18,7 @@ from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.llm import LLMClient
 from hopgraph.records import Retrieval
-from hopgraph.retrieve import registry
+from hopgraph.retrieve import lexicon, registry
 from hopgraph.retrieve.context import Clock, Context, fill_texts
 from hopgraph.retrieve.link import EntityLinker
 from hopgraph.retrieve.query import Query, as_query
@@ -46,12 +46,13 @@ class Retriever:
         the state, to be kept on disk for the next process. With the `previous` retriever
         (of an earlier state of the same graph; `stale`: passages whose text changed since),
         its BM25 index and entity linker are carried over and brought up to date rather
-        than built again (the cost of the change, not of the graph)."""
+        than built again (the cost of the change, not of the graph); without one, from
+        the lexicon saved beside the snapshot (`lexicon`)."""
+        search_from, linker_from = lexicon.start(state, previous)
         searcher = make_searcher(state.store, state.graph, memory_limit,
                                  state.current_vectors(), scan=scan,
-                                 known_texts=state.passage_texts,
-                                 previous=None if previous is None else previous.search,
-                                 stale=stale)
+                                 known_texts=state.passage_texts, previous=search_from,
+                                 stale=stale, indexes=state.current_indexes)
         if state.writing:  # built on a graph being written: the state keeps nothing of it
             pass
         elif isinstance(searcher, MemorySearcher):
@@ -62,8 +63,8 @@ class Retriever:
             state.keep_vectors({kind: matrix for kind, matrix in searcher.matrices().items()
                                 if kind in searcher.scanned})
         made = cls(state.graph, embedder, searcher, llm, state.store)
-        if previous is not None:
-            made.ctx.linker_from = previous.ctx.linker_base()
+        made.ctx.linker_from = linker_from
+        lexicon.built(state, made, previous)
         return made
 
     @property

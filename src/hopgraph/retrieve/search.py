@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
@@ -27,7 +28,9 @@ from hopgraph.records import Hit
 from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.retrieve.mirror import MemorySearcher
 from hopgraph.retrieve.scope import Scope, top_in_scope
+from hopgraph.retrieve.vector_cache import VectorCache
 from hopgraph.store import MAX_TOP_K, MilvusStore
+from hopgraph.store.ann import Ann
 from hopgraph.store.vectors import KINDS
 
 log = logging.getLogger(__name__)
@@ -86,8 +89,10 @@ class MilvusSearcher:
                 return found
 
             self._bm25 = carried_bm25(earlier, graph.passage_ids, set(stale), text_of)
-        # Relation vectors on disk in graph order (store.vectors), when they are current.
+        # Relation vectors on disk in graph order (store.vectors), when they are current;
+        # else those fetched from Milvus, kept across the searchers of this graph's states.
         self._relation_vectors = (vectors or {}).get("relations")
+        self.vector_cache = getattr(previous, "vector_cache", None) or VectorCache()
 
     def _indexed(self, hits: list[list[Hit]], index: dict[str, int]) -> list[dict[int, float]]:
         return [{index[h.id]: h.score for h in row if h.id in index} for row in hits]
@@ -111,7 +116,8 @@ class MilvusSearcher:
         if self._relation_vectors is not None:  # rows on disk: no Milvus round trip per id
             return _cosines(qvec, np.asarray(self._relation_vectors[relations]), relations)
         ids = [self.graph.relation_ids[r] for r in relations]
-        stored = self.store.vectors(self.store.relations, ids)
+        stored = self.vector_cache.get(
+            ids, lambda wanted: self.store.vectors(self.store.relations, wanted))
         found = [(r, stored[rid]) for r, rid in zip(relations, ids, strict=True) if rid in stored]
         if not found:
             return {}
@@ -210,8 +216,8 @@ def _cosines(qvec: np.ndarray, matrix: np.ndarray, relations: list[int]) -> dict
 def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int | None,
                   vectors: dict[str, np.ndarray | None] | None = None,
                   scan: bool = True, known_texts: dict[str, str] | None = None,
-                  previous: Searcher | None = None, stale: frozenset[str] = frozenset()
-                  ) -> Searcher:
+                  previous: Searcher | None = None, stale: frozenset[str] = frozenset(),
+                  indexes: Callable[[], dict[str, Ann]] | None = None) -> Searcher:
     """The in-process mirror when every collection is within `memory_limit` rows, else Milvus.
 
     `memory_limit` None: any size on Milvus Lite (its own search walks every row in Python,
@@ -221,13 +227,14 @@ def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int |
     mirror is used only when all of them are, never reading vectors back from Milvus.
     `known_texts`: passage texts an earlier mirror read that are still current; `previous`:
     the searcher of an earlier state of the graph, whose BM25 index is carried over
-    (`stale`: passages whose text changed since).
+    (`stale`: passages whose text changed since). `indexes` gives the nearest-neighbour
+    indexes of the vector files (`store.ann`), loaded only for the mirror.
     """
     if memory_limit is None:
         memory_limit = sys.maxsize if store.is_local else DEFAULT_MEMORY_LIMIT
     largest = max(len(graph.relation_ids), len(graph.entity_ids), len(graph.passage_ids))
     on_disk = vectors is not None and all(vectors.get(kind) is not None for kind in KINDS)
     if memory_limit > 0 and largest <= memory_limit and (scan or on_disk):
-        return MemorySearcher(store, graph, vectors, known_texts, previous, stale)
+        return MemorySearcher(store, graph, vectors, known_texts, previous, stale, indexes)
     store.ensure_all_loaded()
     return MilvusSearcher(store, graph, vectors, known_texts, previous, stale)

@@ -1,5 +1,6 @@
 """The HTTP API and the web page (FastAPI): `create_app` builds the app over a pool of graphs
-(`serve.pool`; its routes are in `serve.routes`); `run` serves it with uvicorn.
+(`serve.pool`; its routes are in `serve.routes`, the uploads and their jobs in
+`serve.job_routes`, run by a `serve.job_board`); `run` serves it with uvicorn.
 
 Safety by default: it binds 127.0.0.1; with HOPGRAPH_API_KEY set every API request needs
 `Authorization: Bearer <key>`; request bodies are capped (413) and fields validated (422,
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse
@@ -28,12 +30,15 @@ from hopgraph.retrieve import registry
 from hopgraph.serve import errors
 from hopgraph.serve.auth import KeyRing, authenticator
 from hopgraph.serve.errors import HTTPError, described
-from hopgraph.serve.guards import BodyLimit, HostCheck
+from hopgraph.serve.guards import HostCheck
+from hopgraph.serve.job_board import JobBoard
+from hopgraph.serve.job_routes import UploadLimit, job_routes, truthful_extractors, upload_routes
 from hopgraph.serve.metrics import AccessLog, Metrics
 from hopgraph.serve.models import where_schemas
 from hopgraph.serve.pool import GraphPool
 from hopgraph.serve.routes import default_graph, graph_routes, named_graph, server_routes
 from hopgraph.serve.service import GraphService
+from hopgraph.store.jobs import JobStore
 from hopgraph.store.keys import KeyStore
 
 __all__ = ["ServeSettings", "create_app", "run"]
@@ -51,9 +56,16 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
     settings = settings or ServeSettings()
     pool = graphs if isinstance(graphs, GraphPool) else GraphPool(graphs, settings.max_graphs)
 
+    board = JobBoard(pool, JobStore(pool.catalog), settings)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            await run_in_threadpool(board.sweep)
+        except Exception as exc:  # readers record a dead server's jobs as they meet them
+            log.warning("could not look for upload jobs of stopped servers: %s", exc)
         yield
+        await run_in_threadpool(board.close)
         if pool is not graphs:
             pool.close()
 
@@ -70,8 +82,15 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
     graph_routes(named, pool, named_graph(pool))
     server = APIRouter(dependencies=guards, responses=failures)
     server_routes(server, pool, metrics)
-    for router in (server, present, named):
+    job_routes(server, board)
+    multipart = [Depends(authenticator(ring))]  # no JSON body check: files are not JSON
+    uploads = APIRouter(dependencies=multipart, responses=failures)
+    named_uploads = APIRouter(prefix="/graphs/{graph}", dependencies=multipart,
+                              responses=failures)
+    upload_routes(uploads, named_uploads, board, pool)
+    for router in (server, present, named, uploads, named_uploads):
         app.include_router(router)
+    app.state.jobs = board
 
     @app.get("/health", tags=["server"], responses=described(400, 500))
     def health() -> dict[str, str]:
@@ -99,7 +118,8 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
                            allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["Authorization", "Content-Type"])
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.add_middleware(UploadLimit, limit=settings.max_body_bytes,
+                       uploads=settings.max_files * settings.max_file_bytes + 1024 * 1024)
     if settings.allowed_hosts:
         app.add_middleware(HostCheck, allowed=settings.allowed_hosts)
     app.add_middleware(AccessLog, metrics=metrics, json_lines=settings.log_json)  # outermost
@@ -128,6 +148,7 @@ def _truthful_methods(app: FastAPI, has_llm: bool) -> None:
                               {"type": "object", "maxProperties": 0}],  # {}: none
                     "description": properties["where"].get("description", "")}
         components.update(where_schemas())
+        truthful_extractors(components, has_llm)
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
@@ -153,4 +174,10 @@ def run(pool: GraphPool, host: str, port: int, settings: ServeSettings) -> None:
     access.addHandler(handler)
     access.setLevel(logging.INFO)
     access.propagate = False
-    uvicorn.run(create_app(pool, settings), host=host, port=port, log_level="warning")
+    app = create_app(pool, settings)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
+    # Upload event streams end when the server is told to stop: uvicorn waits for open
+    # responses before it shuts the app down, and a stream would otherwise run until its
+    # job ended.
+    app.state.jobs.server_exiting = lambda: server.should_exit
+    server.run()

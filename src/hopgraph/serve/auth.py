@@ -2,11 +2,12 @@
 `HOPGRAPH_API_KEY`, an admin key of this server's own.
 
 A route needs a role: `read` (query, ask, entities, documents listed, stats, graphs),
-`write` (documents added or deleted) or `admin` (graphs created or dropped, metrics). A
-request without a known key is a 401; with a key that may not use the route's graph, a 404
-(what a graph that does not exist gets: a key learns nothing of graphs it may not use);
-with a key whose role is too low, a 403. With no key configured at all the server is open
-(`hopgraph serve` refuses to bind beyond loopback so, unless told `--no-auth`).
+`write` (documents added or deleted, uploads and their jobs) or `admin` (graphs created or
+dropped, metrics). A request without a known key is a 401; with a key that may not use the
+route's graph, a 404 (what a graph that does not exist gets: a key learns nothing of graphs
+it may not use); with a key whose role is too low, a 403. With no key configured at all the
+server is open (`hopgraph serve` refuses to bind beyond loopback so, unless told
+`--no-auth`).
 
 Keys are looked up by their SHA-256 (a timing difference tells an attacker nothing of a
 key's text); the env key is compared in constant time. Keys made or revoked by another

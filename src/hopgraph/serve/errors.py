@@ -34,7 +34,7 @@ _MESSAGE_CHARS = 1000
 
 _CODES = {400: "bad_input", 401: "unauthorized", 403: "forbidden", 404: "not_found",
           405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "invalid_request",
-          500: "internal", 502: "upstream_failed", 503: "unavailable"}
+          429: "too_many_requests", 500: "internal", 502: "upstream_failed", 503: "unavailable"}
 
 
 class ErrorDetail(BaseModel):

@@ -18,9 +18,11 @@ class BodyLimit:
     """413 for a request body over `limit` bytes, declared or streamed (pure ASGI, so a
     chunked upload is cut off as it arrives, not read into memory first)."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int,
+                 fix: str = "send less per request, or raise --max-body-mb") -> None:
         self.app = app
         self.limit = limit
+        self.fix = fix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -51,8 +53,7 @@ class BodyLimit:
             await self.app(scope, counted, unless_refused)
 
     async def _refuse(self, send: Send) -> None:
-        reply = error_response(413, f"request body over {self.limit} bytes",
-                               "send less per request, or raise --max-body-mb")
+        reply = error_response(413, f"request body over {self.limit} bytes", self.fix)
         await send({"type": "http.response.start", "status": 413,
                     "headers": reply.raw_headers})
         await send({"type": "http.response.body", "body": reply.body})

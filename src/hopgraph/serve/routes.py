@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Request
+from fastapi import Query as Param
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
@@ -16,6 +17,7 @@ from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.serve.auth import guard, missing
 from hopgraph.serve.errors import HTTPError, clip, described
+from hopgraph.serve.job_models import DocumentsPage
 from hopgraph.serve.metrics import CONTENT_TYPE, Metrics
 from hopgraph.serve.models import (
     GRAPH_NAME,
@@ -30,7 +32,9 @@ from hopgraph.serve.models import (
 )
 from hopgraph.serve.pool import GraphPool
 from hopgraph.serve.service import GraphService
+from hopgraph.store import DOC_ID_MAX
 
+MAX_PAGE = 1000  # documents per page of GET /documents, when a page is asked for
 GraphParam = Annotated[str, Path(min_length=1, max_length=64, pattern=GRAPH_NAME,
                                  description="a graph of the database (GET /graphs)")]
 
@@ -120,12 +124,22 @@ def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any) -> None:
                             "GET /documents lists what the graph holds")
         return found
 
-    @api.get("/documents", tags=["documents"], dependencies=role("read"),
-             responses=described(404))
-    def documents(service: Service) -> dict[str, Any]:
-        """Stored documents with their passage counts."""
-        return {"documents": [{"doc_id": doc, "passages": n}
-                              for doc, n in sorted(service.documents().items())]}
+    @api.get("/documents", response_model=DocumentsPage, tags=["documents"],
+             dependencies=role("read"), responses=described(404))
+    def documents(service: Service, offset: Annotated[int, Param(ge=0)] = 0,
+                  limit: Annotated[int | None, Param(ge=1, le=MAX_PAGE)] = None,
+                  q: Annotated[str | None, Param(max_length=DOC_ID_MAX, description=(
+                      "only documents whose id holds this (case ignored)"))] = None
+                  ) -> dict[str, Any]:
+        """Stored documents with their passage counts, in id order: those from `offset`,
+        at most `limit` (default: all), and `total`, how many match in all."""
+        found = sorted(service.documents().items())
+        if q:
+            needle = q.casefold()
+            found = [(doc, n) for doc, n in found if needle in doc.casefold()]
+        page = found[offset:] if limit is None else found[offset:offset + limit]
+        return {"documents": [{"doc_id": doc, "passages": n} for doc, n in page],
+                "total": len(found), "offset": offset, "limit": limit}
 
     @api.post("/documents", tags=["documents"], dependencies=role("write"),
               responses=described(400, 404))

@@ -180,6 +180,19 @@ def create_keys(client: MilvusClient, name: str) -> None:
     _new_collection(client, name, schema)
 
 
+JOB_VALUE_MAX = 65_535  # one upload job's JSON record (Milvus's longest VARCHAR)
+
+
+def create_jobs(client: MilvusClient, name: str) -> None:
+    """The upload jobs of a database, seen by every server of it: one row per job (id: the
+    job's id) with its record as JSON (`store.jobs`)."""
+    schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=64)
+    schema.add_field("value", DataType.VARCHAR, max_length=JOB_VALUE_MAX)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=2)
+    _new_collection(client, name, schema)
+
+
 def create_passages(client: MilvusClient, name: str, dim: int,
                     index_type: str = SERVER_INDEX) -> None:
     """The passage collection: id, text, vector, doc_id, metadata.

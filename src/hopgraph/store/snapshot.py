@@ -30,14 +30,16 @@ FORMAT = 5  # bump when the layout changes: older files are then rebuilt
 VECTOR_KINDS = ("entities", "relations", "passages")
 
 
-def _pack(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Strings as one UTF-8 byte array and offsets (numpy can save them without pickle)."""
     encoded = [s.encode("utf-8") for s in strings]
     offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
     np.cumsum([len(b) for b in encoded], out=offsets[1:])
     return np.frombuffer(b"".join(encoded), dtype=np.uint8), offsets
 
 
-def _unpack(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+def unpack_strings(data: np.ndarray, offsets: np.ndarray) -> list[str]:
+    """The strings `pack_strings` packed."""
     raw = data.tobytes()
     bounds = offsets.tolist()
     return [raw[bounds[i]:bounds[i + 1]].decode("utf-8") for i in range(len(bounds) - 1)]
@@ -63,7 +65,7 @@ def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int,
                          ("relation_ids", graph.relation_ids),
                          ("relation_texts", graph.relation_texts),
                          ("passage_ids", graph.passage_ids), ("doc_ids", graph.doc_ids)):
-        arrays[f"{key}_data"], arrays[f"{key}_offsets"] = _pack(strings)
+        arrays[f"{key}_data"], arrays[f"{key}_offsets"] = pack_strings(strings)
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
     try:
@@ -92,14 +94,14 @@ def load(path: Path, graph_name: str, writes: int) -> Snapshot | None:
     try:
         with np.load(path, allow_pickle=False) as npz:
             # The stamp first: a stale snapshot is not decoded any further.
-            name = _unpack(npz["graph_name_data"], npz["graph_name_offsets"])[0]
+            name = unpack_strings(npz["graph_name_data"], npz["graph_name_offsets"])[0]
             stamp = (int(npz["format"][0]), name, int(npz["writes"][0]))
             if stamp != (FORMAT, graph_name, writes):
                 log.info("graph snapshot %s is stale (format, graph, writes %s; expected %s)",
                          path, stamp, (FORMAT, graph_name, writes))
                 return None
             arrays = {key: npz[key] for key in npz.files}
-        strings = {key: _unpack(arrays[f"{key}_data"], arrays[f"{key}_offsets"])
+        strings = {key: unpack_strings(arrays[f"{key}_data"], arrays[f"{key}_offsets"])
                    for key in ("entity_ids", "entity_names", "relation_ids",
                                "relation_texts", "passage_ids", "doc_ids")}
         rows = dict(zip(VECTOR_KINDS, arrays["vector_rows"].tolist(), strict=True))

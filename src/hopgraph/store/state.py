@@ -38,6 +38,7 @@ import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.store import follow, snapshot
+from hopgraph.store.ann import Ann
 from hopgraph.store.changes import WHOLE, ChangeLog
 from hopgraph.store.follow import scan_graph, sizes
 from hopgraph.store.milvus import MilvusStore
@@ -103,8 +104,7 @@ class GraphState(Generic[R]):
         return graph
 
     def _save_snapshot(self, graph: KnowledgeGraph, writes: int) -> None:
-        """Save the snapshot of the graph as of closed write `writes`; a failure costs only
-        the next open's speed, so it is logged."""
+        """Save the graph as of closed write `writes` (a failure costs speed only: logged)."""
         path = self.store.snapshot_path()
         try:
             snapshot.save(graph, path, self.store.identity, writes, self.vectors.rows)
@@ -113,8 +113,7 @@ class GraphState(Generic[R]):
                         "the graph from Milvus", path, exc)
 
     def fork(self) -> None:
-        """Give the next write its own copy of the graph: retrievers already handed out keep
-        the graph they were built on, whole, while the write runs."""
+        """Give the next write its own copy of the graph (retrievers keep theirs, whole)."""
         self.graph = self.graph.copy()
         self._retriever = None
 
@@ -123,8 +122,7 @@ class GraphState(Generic[R]):
         found = self.store.drop()
         self.store.snapshot_path().unlink(missing_ok=True)
         self.vectors.unknown({})
-        self.graph = KnowledgeGraph()
-        self.passage_texts = {}
+        self.graph, self.passage_texts = KnowledgeGraph(), {}
         self._retriever = self._previous = None
         self.stale_passages.clear()
         return found
@@ -138,6 +136,10 @@ class GraphState(Generic[R]):
     def current_vectors(self) -> dict[str, np.ndarray | None]:
         """The on-disk vectors that match the graph (memory maps), by kind (None: stale)."""
         return self.vectors.matching(sizes(self.graph))
+
+    def current_indexes(self) -> dict[str, Ann]:
+        """The nearest-neighbour indexes of the vectors that match the graph (store.ann)."""
+        return self.vectors.indexes(sizes(self.graph))
 
     def keep_vectors(self, matrices: dict[str, np.ndarray]) -> None:
         """Keep vectors read back from Milvus (graph order, by kind): on disk for the next
@@ -188,8 +190,7 @@ class GraphState(Generic[R]):
         return True
 
     def _note_under_way(self, found: dict[int, set[str]], closed: set[int]) -> None:
-        """Documents of writes under way: those named since the last look join those named
-        before (a look reads only the parts after `applied`)."""
+        """Documents of writes under way: named since the last look, or before it."""
         for seq, docs in found.items():
             self._open.setdefault(seq, set()).update(docs)
         for seq in [s for s in self._open if s in closed or s not in found]:
@@ -206,9 +207,8 @@ class GraphState(Generic[R]):
     # --- the retriever ----------------------------------------------------------------------
 
     def retriever(self, build: Callable[[R | None, frozenset[str]], R]) -> R:
-        """The retriever over the current graph, built by `build(previous, stale)` when there
-        is none: `previous` is the last one built (None: start afresh), `stale` the passages
-        whose text changed since."""
+        """The retriever over the current graph, built by `build(previous, stale)` if none:
+        `previous` the last one (None: start afresh), `stale` passages changed since."""
         if self._retriever is None:
             if self._writing:  # the graph is changing: build from it alone, start no chain
                 self._retriever = build(None, frozenset())
@@ -219,8 +219,7 @@ class GraphState(Generic[R]):
         return self._retriever
 
     def forget_retriever(self) -> None:
-        """Drop the retriever: the next `retriever` call builds a new one from scratch
-        (after a change of how it should search)."""
+        """Drop the retriever: the next one is built from scratch (new search settings)."""
         self._retriever = self._previous = None
         self.stale_passages.clear()
 
@@ -289,6 +288,7 @@ class GraphState(Generic[R]):
         self.under_way, self._open = {}, {}
         self.stopped = stopped_of(write.session.meta)
         self._save_snapshot(self.graph, seq)
+        self.vectors.index(sizes(self.graph))  # after the write: its rows join the indexes
 
     def stop(self, write: Write, reason: str) -> None:
         """After a write that failed: what it touched is unfinished; the graph keeps what

@@ -17,6 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from hopgraph.config import ann_min_rows
+from hopgraph.store.ann import Ann, AnnFile
+
 log = logging.getLogger(__name__)
 
 KINDS = ("entities", "relations", "passages")
@@ -28,6 +31,7 @@ class VectorFile:
     def __init__(self, path: Path, dim: int) -> None:
         self.path = path
         self.dim = dim
+        self.ann: AnnFile | None = AnnFile(path)  # its nearest-neighbour index (store.ann)
 
     def rows(self) -> int:
         """Complete rows in the file (0 when it is missing)."""
@@ -43,7 +47,12 @@ class VectorFile:
             out.write(np.ascontiguousarray(vectors, dtype="<f4").tobytes())
 
     def write(self, vectors: np.ndarray) -> None:
-        """Replace the file's rows (atomically)."""
+        """Replace the file's rows (atomically); its index no longer fits them."""
+        if self.ann is not None:
+            self.ann.discard()
+        self._replace(vectors)
+
+    def _replace(self, vectors: np.ndarray) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         temp = self.path.with_name(f".{self.path.name}.tmp")
         np.ascontiguousarray(vectors, dtype="<f4").tofile(temp)
@@ -55,13 +64,17 @@ class VectorFile:
         if self.rows() != len(mask):
             return False
         rows = self.read(len(mask))
-        self.write(np.zeros((0, self.dim), dtype=np.float32) if rows is None
-                   else np.asarray(rows[mask]))
+        self._replace(np.zeros((0, self.dim), dtype=np.float32) if rows is None
+                      else np.asarray(rows[mask]))
+        if self.ann is not None:  # its labels now point at the rows kept
+            self.ann.keep(mask, self.read(int(mask.sum())))
         return True
 
     def discard(self) -> None:
-        """Remove the file (it will be rebuilt when needed)."""
+        """Remove the file and its index (rebuilt when needed)."""
         self.path.unlink(missing_ok=True)
+        if self.ann is not None:
+            self.ann.discard()
 
     def read(self, rows: int) -> np.ndarray | None:
         """The first `rows` rows as a read-only memory map, or None if the file has another
@@ -81,6 +94,7 @@ class MemoryVectors(VectorFile):
 
     def __init__(self, dim: int) -> None:
         super().__init__(Path(os.devnull), dim)
+        self.ann = None  # a server's mirror searches exactly (docs/storage.md)
         # Rows live in the first `_rows` rows of `_buffer`, which grows by half when full:
         # an append writes past the rows that searchers already hold views of, never over
         # them, and costs the rows added (amortized), not the rows kept.
@@ -101,7 +115,7 @@ class MemoryVectors(VectorFile):
         self._buffer[self._rows:end] = vectors
         self._rows = end
 
-    def write(self, vectors: np.ndarray) -> None:
+    def _replace(self, vectors: np.ndarray) -> None:
         self._buffer = np.array(vectors, dtype=np.float32).reshape(-1, self.dim)
         self._rows = len(self._buffer)
 
@@ -157,6 +171,41 @@ class GraphVectors:
         for kind, matrix in matrices.items():
             self.files[kind].write(matrix)
             self.rows[kind] = len(matrix)
+        self.index({kind: len(matrix) for kind, matrix in matrices.items()})
+
+    def index(self, sizes: dict[str, int]) -> None:
+        """Bring each kind's nearest-neighbour index up to its vectors, when they match the
+        graph (built, extended or discarded: `store.ann`). A failure costs only speed."""
+        min_rows = ann_min_rows()
+        for kind, size in sizes.items():
+            file = self.files[kind]
+            if file.ann is None or self.rows.get(kind) != size:
+                continue
+            vectors = file.read(size)
+            try:
+                if vectors is None:
+                    file.ann.discard()
+                else:
+                    file.ann.update(vectors, min_rows)
+            except (OSError, RuntimeError, MemoryError) as exc:
+                log.warning("could not index the %s vectors (%s); searching them exactly",
+                            kind, exc)
+                file.ann.discard()
+
+    def indexes(self, sizes: dict[str, int]) -> dict[str, Ann]:
+        """The nearest-neighbour indexes that match the graph's vectors, by kind."""
+        found: dict[str, Ann] = {}
+        min_rows = ann_min_rows()
+        for kind, size in sizes.items():
+            file = self.files[kind]
+            if not min_rows or file.ann is None or self.rows.get(kind) != size or (
+                    size < min_rows):
+                continue
+            vectors = file.read(size)
+            ann = None if vectors is None else file.ann.load(vectors)
+            if ann is not None:
+                found[kind] = ann
+        return found
 
     def sink(self) -> Callable[[str, np.ndarray], None]:
         """Where a write appends the vectors of the rows it adds, by kind."""

@@ -1,6 +1,7 @@
-// hopgraph web page, part 5 of 5: the results (passages of graph and naive retrieval side by
+// hopgraph web page, part 8 of 8: the results (passages of graph and naive retrieval side by
 // side, entities, relations, timings), query and ask (with the streamed answer), and the
-// page's start-up. The graph switcher and documents panel are in graphs.js.
+// page's start-up. The graph switcher is in graphs.js, the documents panel in documents.js,
+// uploads and their jobs in uploads.js and jobs.js.
 "use strict";
 
 // ---------------------------------------------------------------------------------------------
@@ -162,39 +163,6 @@ function showEvidence(passages) {
   fill($("answer-passages"), passages.map((p, i) => passageItem(p, i + 1, null)));
 }
 
-/** Read a text/event-stream body with fetch's ReadableStream; call handlers[event](data)
- * until the stream ends or `signal` is aborted. */
-async function readEvents(response, signal, handlers) {
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "";
-  const dispatch = (block) => {
-    let event = "message";
-    const data = [];
-    for (const line of block.split(/\r?\n/)) {
-      if (line.startsWith("event:")) event = line.slice(6).trim();
-      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
-    }
-    if (!data.length || !handlers[event] || signal.aborted) return;
-    let parsed;
-    try {
-      parsed = JSON.parse(data.join("\n"));
-    } catch {
-      parsed = { text: data.join("\n") };
-    }
-    handlers[event](parsed);
-  };
-  for (;;) {
-    const { value, done } = await reader.read();
-    buffer += decoder.decode(value || new Uint8Array(), { stream: !done });
-    const blocks = buffer.split(/\r?\n\r?\n/);
-    buffer = blocks.pop();
-    blocks.forEach(dispatch);
-    if (done) break;
-  }
-  if (buffer.trim()) dispatch(buffer);
-}
-
 // ---------------------------------------------------------------------------------------------
 // Start-up
 
@@ -205,5 +173,8 @@ document.addEventListener("DOMContentLoaded", () => {
     runQuery();
   });
   $("ask").addEventListener("click", runAsk);
+  initDocuments(); // the documents panel's search box and pager
+  initUploads(); // the upload area
   initGraphs(); // the graph switcher and the API-key events; lists the graphs
+  initJobs(); // the recent upload jobs, following those still running
 });

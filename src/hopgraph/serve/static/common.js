@@ -1,7 +1,8 @@
-// hopgraph web page, part 1 of 5: DOM helpers and API calls (the key, a retry after a 401,
-// the chosen graph). Plain JS, no build step; the five scripts share the page's global scope
-// and load in order: common.js, draw.js, labels.js, graphs.js, app.js. Every piece of server
-// data goes into the DOM as text (textContent / text nodes), never as HTML.
+// hopgraph web page, part 1 of 8: DOM helpers and API calls (the key, a retry after a 401,
+// the chosen graph, event streams). Plain JS, no build step; the eight scripts share the
+// page's global scope and load in order: common.js, draw.js, labels.js, graphs.js,
+// documents.js, jobs.js, uploads.js, app.js. Every piece of server data goes into the DOM as
+// text (textContent / text nodes), never as HTML.
 "use strict";
 
 const KEY_STORAGE = "hopgraph.apiKey";
@@ -36,6 +37,27 @@ function truncate(text, max) {
   return text.length > max ? text.slice(0, max - 1) + "…" : text;
 }
 
+/** "1 passage", "3 passages"; `many` for a word that does not just take an "s". */
+function plural(count, word, many = `${word}s`) {
+  return `${count} ${count === 1 ? word : many}`;
+}
+
+/** A size for people: "512 B", "3.4 kB", "12.0 MB". */
+function formatBytes(bytes) {
+  if (!Number.isFinite(bytes)) return "";
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} kB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** A duration for people: "45 s", "3 min 5 s", "1 h 2 min". */
+function formatSeconds(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
 function showError(message) {
   const box = $("error");
   box.textContent = message;
@@ -45,7 +67,15 @@ function showError(message) {
 // ---------------------------------------------------------------------------------------------
 // API calls, with the key (when one is stored) and a retry after asking for it on a 401
 
-class ApiError extends Error {}
+/** A reply that was not ok: its message (the server's own words), HTTP status, and the
+ * seconds its Retry-After asks to wait (429), or null. */
+class ApiError extends Error {
+  constructor(message, status = 0, retryAfter = null) {
+    super(message);
+    this.status = status;
+    this.retryAfter = retryAfter;
+  }
+}
 
 /** Every error of the API is {"error": {"code", "message", "fix"}} (serve/errors.py). */
 function detailText(body, response) {
@@ -96,17 +126,19 @@ function askForKey(rejected) {
 }
 
 /** fetch() an API path; returns the Response when ok, throws ApiError with `detail` if not.
- * On a 401 it asks for a key and tries again with it; `signal` cancels it. */
+ * On a 401 it asks for a key and tries again with it; `signal` cancels it. A FormData body
+ * goes as multipart (the browser writes its Content-Type), any other body as JSON. */
 async function request(method, path, body, signal) {
   for (;;) {
     const key = localStorage.getItem(KEY_STORAGE);
     const headers = { Accept: "application/json, text/event-stream" };
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const form = body instanceof FormData;
+    if (body !== undefined && !form) headers["Content-Type"] = "application/json";
     if (key) headers.Authorization = `Bearer ${key}`;
     const response = await fetch(path, {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined || form ? body : JSON.stringify(body),
       signal,
     });
     if (response.status === 401) {
@@ -115,7 +147,9 @@ async function request(method, path, body, signal) {
     }
     if (!response.ok) {
       const data = await response.json().catch(() => null);
-      throw new ApiError(detailText(data, response));
+      const wait = parseInt(response.headers.get("Retry-After") || "", 10);
+      throw new ApiError(detailText(data, response), response.status,
+        Number.isFinite(wait) ? wait : null);
     }
     return response;
   }
@@ -173,4 +207,40 @@ async function busy(action, onError) {
     buttons.forEach((b) => (b.disabled = false));
     document.body.removeAttribute("aria-busy");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Event streams (fetch's reader rather than EventSource, which cannot send the key)
+
+/** Read a text/event-stream body with fetch's ReadableStream; call handlers[event](data)
+ * until the stream ends or `signal` is aborted. */
+async function readEvents(response, signal, handlers) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const dispatch = (block) => {
+    let event = "message";
+    const data = [];
+    for (const line of block.split(/\r?\n/)) {
+      if (line.startsWith("event:")) event = line.slice(6).trim();
+      else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+    }
+    if (!data.length || !handlers[event] || signal.aborted) return;
+    let parsed;
+    try {
+      parsed = JSON.parse(data.join("\n"));
+    } catch {
+      parsed = { text: data.join("\n") };
+    }
+    handlers[event](parsed);
+  };
+  for (;;) {
+    const { value, done } = await reader.read();
+    buffer += decoder.decode(value || new Uint8Array(), { stream: !done });
+    const blocks = buffer.split(/\r?\n\r?\n/);
+    buffer = blocks.pop();
+    blocks.forEach(dispatch);
+    if (done) break;
+  }
+  if (buffer.trim()) dispatch(buffer);
 }

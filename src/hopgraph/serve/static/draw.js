@@ -1,4 +1,4 @@
-// hopgraph web page, part 2 of 5: the subgraph drawing (cytoscape.js, vendored): its style,
+// hopgraph web page, part 2 of 8: the subgraph drawing (cytoscape.js, vendored): its style,
 // drawing a query's subgraph, expanding an entity, focusing a passage. The edge labels are
 // placed by labels.js.
 "use strict";

@@ -1,51 +1,10 @@
-// hopgraph web page, part 4 of 5: the graph switcher, the documents panel and the graph's
-// counts, and what the page does when the server asks for an API key or one is entered.
+// hopgraph web page, part 4 of 8: the graph switcher and the graph's counts, and what the page
+// does when the server asks for an API key or one is entered. The documents panel is in
+// documents.js.
 "use strict";
 
 // ---------------------------------------------------------------------------------------------
-// Documents and the graph's counts
-
-/** A message in the documents panel; `failed` styles it as an error. */
-function documentsStatus(message, failed = false) {
-  const status = $("documents-status");
-  status.textContent = message;
-  status.classList.toggle("error-text", failed);
-}
-
-async function loadDocuments() {
-  const list = $("documents");
-  const signal = graphSignal();
-  try {
-    const data = await graphApi("GET", "/documents");
-    if (signal.aborted) return;
-    const docs = data.documents || [];
-    renderList(list, docs.map((d) => el("li", {},
-      el("span", { class: "doc-id" }, d.doc_id),
-      el("span", { class: "muted" }, ` ${d.passages} passage${d.passages === 1 ? "" : "s"}`),
-      el("button", {
-        type: "button", class: "danger small", "aria-label": `Delete document ${d.doc_id}`,
-        onclick: () => deleteDocument(d.doc_id),
-      }, "Delete"))), "No documents.");
-  } catch (error) {
-    if (isAborted(error) || signal.aborted) return;
-    renderList(list, [], "Could not list documents.");
-    documentsStatus(errorText(error), true);
-  }
-}
-
-async function deleteDocument(docId) {
-  if (!window.confirm(`Delete document “${docId}” and everything only it holds?`)) return;
-  documentsStatus("");
-  try {
-    const done = await graphApi("DELETE", `/documents/${encodeURIComponent(docId)}`);
-    documentsStatus(`Deleted ${docId}: ${done.passages} passages, `
-      + `${done.relations} relations, ${done.entities} entities.`);
-  } catch (error) {
-    if (isAborted(error)) return;
-    documentsStatus(errorText(error), true);
-  }
-  await Promise.all([loadDocuments(), loadInfo()]);
-}
+// The graph's counts
 
 async function loadInfo() {
   const signal = graphSignal();
@@ -101,8 +60,7 @@ async function showGraph(name) {
   if (name !== null) localStorage.setItem(GRAPH_STORAGE, name);
   clearResults();
   showError("");
-  documentsStatus("");
-  fill($("documents"), [el("li", { class: "muted" }, "loading…")]);
+  resetDocuments();
   $("graph-info").textContent = "";
   await Promise.all([loadInfo(), loadDocuments()]);
 }

@@ -1,4 +1,4 @@
-// hopgraph web page, part 3 of 5: edge labels that do not overlap. placeEdgeLabels moves each
+// hopgraph web page, part 3 of 8: edge labels that do not overlap. placeEdgeLabels moves each
 // label of the subgraph drawing (draw.js's `cy`) to a clear spot, or hides it.
 "use strict";
 

@@ -1,0 +1,72 @@
+"""Bounded graph steps: at most `config.fanout()` relations of one entity ($HOPGRAPH_FANOUT)
+are followed per step.
+
+The default method scores every relation of the entities it steps through (the question's
+own entities, the best bridge, its neighbours). A hub of a large graph has tens or hundreds
+of thousands: at 1M relations, scoring them all cost more than the rest of the query.
+
+An entity with no more relations than the cap is followed whole, exactly as without a cap.
+Above it, the hub's relations kept are those among the question's `HUB_POOL` best relations
+in the whole graph (one wider relation search, made once per question and only when a hub
+is met), best first; the rest of the hub's relations fill the cap in graph order (the
+oldest first), so the choice is deterministic. Why the pool is enough: a hub's relations
+propose bridges by their question score (its rarity bonus is nil: a hub touches many
+passages), and the best of them are among the question's best in the whole graph. What the cap
+costs in recall is measured in benchmarks/RESULTS.md ("Bounded graph steps").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from hopgraph.config import fanout
+from hopgraph.graph import KnowledgeGraph
+
+HUB_POOL = 200  # the question's best relations searched for when a hub is met
+
+
+class Steps:
+    """One question's graph steps: each entity's relations, capped at `cap` for hubs."""
+
+    def __init__(self, graph: KnowledgeGraph, best: Callable[[int], dict[int, float]],
+                 cap: int | None = None) -> None:
+        """`best(n)`: the question's n best relations in the graph, with their scores."""
+        self.graph = graph
+        self.cap = fanout() if cap is None else cap
+        self._best = best
+        self._pool: np.ndarray | None = None  # the question's best relations, best first
+        self.scores: dict[int, float] = {}  # exact scores the wider search gave
+        self.capped: list[int] = []  # hubs met, for the retrieval's notes
+
+    def of(self, entities: list[int]) -> np.ndarray:
+        """Relations of `entities` (sorted, unique), at most `cap` of each entity's."""
+        if not entities:
+            return np.zeros(0, dtype=np.int64)
+        rows = np.array(entities, dtype=np.int64)
+        matrix = self.graph.incidence
+        degrees = matrix.indptr[rows + 1] - matrix.indptr[rows]
+        if not self.cap or int(degrees.max()) <= self.cap:  # no hub: the graph's own step
+            return self.graph.relations_of(rows)
+        if not matrix.has_sorted_indices:
+            matrix.sort_indices()
+        parts = []
+        for entity, degree in zip(rows.tolist(), degrees.tolist(), strict=True):
+            rels = matrix.indices[matrix.indptr[entity]:matrix.indptr[entity + 1]]
+            parts.append(rels if degree <= self.cap else self._chosen(entity, rels))
+        return np.unique(np.concatenate(parts)).astype(np.int64)
+
+    def _chosen(self, entity: int, rels: np.ndarray) -> np.ndarray:
+        """A hub's `cap` relations (`rels`: all of them, sorted): those among the question's
+        best, then the oldest. Costs the cap, not the hub's degree."""
+        if entity not in self.capped:
+            self.capped.append(entity)
+        if self._pool is None:
+            self.scores = self._best(min(self.cap, HUB_POOL))
+            self._pool = np.fromiter(self.scores, dtype=np.int64, count=len(self.scores))
+        at = np.minimum(np.searchsorted(rels, self._pool), len(rels) - 1)
+        pooled = self._pool[rels[at] == self._pool][:self.cap]
+        head = rels[:self.cap]  # enough to fill up to the cap once the pooled are skipped
+        rest = head[~np.isin(head, pooled)][:self.cap - len(pooled)]
+        return np.concatenate([pooled, rest]).astype(np.int64)

@@ -1,0 +1,214 @@
+"""What an upload job does with its files: read them, extract their triplets, store them one
+file after the other, through the same write path as every other write
+(`GraphService.write` → `GraphRAG.add_extracted`: the writer lease, the change log).
+
+- A file that cannot be read (a broken PDF, an empty or binary file, a suffix we do not
+  read) fails alone: it is named in the job's problems and the others go on.
+- A file is stored under its upload name (`report.pdf`), not where it waits on disk, so
+  uploading it again finds it: ingest is idempotent by content, and a document cut short
+  is completed.
+- The offline extractor reads every file of the upload at once (its common-words rule reads
+  the whole ingest, as `hopgraph ingest a b` does); the LLM extracts file by file.
+- A job asked to stop (cancelled, or its server stopping) stops between two files: the
+  file being stored is finished first, so the graph is left whole and nothing stored
+  before is lost (a write stopped halfway through a replacement could only be completed
+  or rolled back, and rolling back would delete the earlier version too). Files already
+  stored stay; the rest are not read. Only a killed server leaves a file cut short:
+  `check` names it until the upload is made again (which completes it).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import BinaryIO
+
+from hopgraph.api import GraphRAG
+from hopgraph.errors import HopgraphError, InputError
+from hopgraph.ingest import extract
+from hopgraph.ingest.inputs import ROW_SUFFIXES
+from hopgraph.ingest.loaders import source_doc_id
+from hopgraph.ingest.reading import PDF_SIGNATURE, SUFFIXES
+from hopgraph.progress import Tracker
+from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem
+from hopgraph.serve.jobs import HOST, Job, JobFile, Stopped, process_alive
+from hopgraph.serve.service import GraphService
+
+log = logging.getLogger(__name__)
+_SNIFF = 8192  # bytes read to tell text from binary
+
+__all__ = ["Incoming", "Stopped", "ingest_upload", "keep_files", "remove_dead_folders"]
+
+
+@dataclass
+class Incoming:
+    """An uploaded file as the request gives it: its name, size and content."""
+
+    name: str
+    size: int
+    content: BinaryIO
+
+
+def keep_files(folder: Path, files: list[Incoming]) -> list[JobFile]:
+    """Copy uploaded files into a job's folder, each in a folder of its own (its name is
+    kept: the offline extractor may title a document by it)."""
+    kept = []
+    for index, incoming in enumerate(files):
+        place = folder / str(index)
+        place.mkdir(parents=True, mode=0o700)
+        path = place / incoming.name
+        with path.open("wb") as out:
+            shutil.copyfileobj(incoming.content, out)
+        kept.append(JobFile(incoming.name, incoming.size, path))
+    return kept
+
+
+def remove_dead_folders(uploads: Path) -> None:
+    """Remove the job folders (`<host>-<pid>-<job>`) of dead processes of this host."""
+    for folder in uploads.glob(f"{HOST}-*-*"):
+        pid = folder.name[len(HOST) + 1:].split("-", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def ingest_upload(job: Job, service: GraphService) -> None:
+    """Read, extract and store the job's files into `service`'s graph (raises `Stopped`
+    when the job is asked to stop)."""
+    chosen = extract.choose(job.extractor, service.llm is not None)
+    job.set_stage("reading")
+    plans: dict[str, extract.Plan] = {}
+    for entry in job.files:
+        job.check_stop()
+        plan = _read(job, entry, chosen, service.llm is not None)
+        if plan is not None:
+            plans[entry.name] = plan
+    ready = _extract_offline(job, plans) if chosen == "offline" else {}
+    job.set_stage("storing")
+    for entry in job.files:
+        if entry.name not in plans:
+            continue
+        job.check_stop()
+        done = ready.get(entry.name) or _extract_llm(job, entry, plans[entry.name], service)
+        if done is not None:
+            _store(job, entry, done, service)
+    job.check_stop()  # asked during the last file: the job ends as asked
+
+
+def _read(job: Job, entry: JobFile, chosen: str, has_llm: bool) -> extract.Plan | None:
+    """The file read (and chunked) under its upload name; None, and a problem, if it is
+    bad."""
+    try:
+        _sniff(entry.path)
+        plan = extract.prepare([entry.path], chosen, has_llm)
+    except HopgraphError as exc:
+        job.file_failed(entry, _named(str(exc), entry))
+        return None
+    plan = renamed(plan, entry.path, entry.name)
+    passages = len(plan.chunks) + sum(len(report.records) for report in plan.rows)
+    if not passages:
+        first = plan.reading.problems[0].what if plan.reading.problems else "no text found"
+        job.file_failed(entry, first)
+        return None
+    job.file_read(entry, passages)
+    return plan
+
+
+def _sniff(path: Path) -> None:
+    """An InputError for an empty file, or for binary data in a file whose suffix says text
+    (the reader would take it for Windows-1252 text); other suffixes are the reader's."""
+    with path.open("rb") as handle:
+        head = handle.read(_SNIFF)
+    if not head.strip():
+        raise InputError("the file is empty")
+    texts = (*SUFFIXES, *ROW_SUFFIXES, "")
+    if (path.suffix.lower() in texts and not head.startswith(PDF_SIGNATURE)
+            and b"\x00" in head):
+        raise InputError("binary data, not text",
+                         fix="upload .txt, .md or .pdf documents, or JSON/JSONL rows")
+
+
+def _named(text: str, entry: JobFile) -> str:
+    """`text` with the file's place on disk written as its upload name."""
+    return text.replace(str(entry.path), entry.name)
+
+
+def renamed(plan: extract.Plan, path: Path, name: str) -> extract.Plan:
+    """`plan` of the file at `path`, as if the file had been read as `name`: documents,
+    chunks, rows and problems name `name`, and rows that name no document are `name`'s."""
+    old, doc = str(path), source_doc_id(name)
+
+    def swap(text: str) -> str:
+        return name + text[len(old):] if text.startswith(old) else text
+
+    def rows(report: LoadReport) -> LoadReport:
+        records = [replace(r, source=swap(r.source), doc_id=doc if r.doc_id ==
+                           source_doc_id(path) else r.doc_id) for r in report.records]
+        return replace(report, path=swap(report.path), records=records,
+                       problems=[Problem(swap(p.where), p.what) for p in report.problems])
+
+    return replace(plan, docs=[replace(d, path=swap(d.path)) for d in plan.docs],
+                   chunks=[replace(c, doc=swap(c.doc)) for c in plan.chunks],
+                   titles={swap(k): v for k, v in plan.titles.items()},
+                   rows=[rows(report) for report in plan.rows], reading=rows(plan.reading))
+
+
+def _extract_offline(job: Job, plans: dict[str, extract.Plan]
+                     ) -> dict[str, extract.Extraction]:
+    """Every file's records from one offline extraction of them all, by file."""
+    if not plans:
+        return {}
+    job.set_stage("extracting")
+    merged = extract.Plan(
+        "offline", LoadReport(path="documents"),
+        [d for p in plans.values() for d in p.docs],
+        [c for p in plans.values() for c in p.chunks],
+        {k: v for p in plans.values() for k, v in p.titles.items()},
+        [r for p in plans.values() for r in p.rows])
+    done = extract.run(merged)
+    row_files = {id(report): name for name, plan in plans.items() for report in plan.rows}
+    by_file: dict[str, list[LoadReport]] = defaultdict(list)
+    for report in done.reports:
+        if id(report) in row_files:  # a row file's own report
+            by_file[row_files[id(report)]].append(report)
+            continue
+        found: dict[str, list[PassageRecord]] = defaultdict(list)
+        for record in report.records:  # the extractor's: every document's chunks
+            found[str(record.metadata.get("source"))].append(record)
+        for name, records in found.items():
+            by_file[name].append(LoadReport(path=name, records=records))
+    return {name: extract.Extraction("offline", by_file[name], done.lines) for name in plans}
+
+
+def _extract_llm(job: Job, entry: JobFile, plan: extract.Plan, service: GraphService
+                 ) -> extract.Extraction | None:
+    """One file's records from the LLM (None, and a problem, if every chunk failed)."""
+    job.set_stage("extracting")
+    try:
+        done = extract.run(plan, service.llm, Tracker(lambda e: job.progress(entry, e),
+                                                      entry.name))
+    except HopgraphError as exc:
+        job.file_failed(entry, _named(str(exc), entry))
+        return None
+    finally:
+        job.set_stage("storing")
+    return done
+
+
+def _store(job: Job, entry: JobFile, done: extract.Extraction, service: GraphService
+           ) -> None:
+    """Store one file's records in one write (a stop waits for its end)."""
+    documents = sorted({r.doc_id for report in done.reports for r in report.records
+                        if r.doc_id is not None})
+    job.file_running(entry, sum(len(report.records) for report in done.reports))
+    progress = Tracker(lambda event: job.progress(entry, event), entry.name)
+
+    def write(rag: GraphRAG) -> IngestSummary:
+        job.check_stop()  # asked while waiting for the write lock: nothing written yet
+        return rag.add_extracted(done, progress, job.append)
+
+    summary = service.write(write)
+    job.file_done(entry, documents, [str(p) for p in summary.problems])

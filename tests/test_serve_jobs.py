@@ -1,0 +1,397 @@
+"""Uploads and their jobs (`serve.job_routes`, `serve.job_board`, `serve.uploads`), over real
+Milvus Lite graphs: good files stored and bad ones named, progress as Server-Sent Events,
+limits (413, 429), cancelling (a queued job at once, a running one at a batch boundary with
+its file rolled back), keys, paged documents, and a server killed mid-job: its job reads
+`interrupted` after a restart and uploading again completes the graph, `check` clean."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import free_port, own_environment, run_process
+
+fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
+import httpx  # noqa: E402
+from fastapi.testclient import TestClient  # noqa: E402
+
+from hopgraph import GraphRAG  # noqa: E402
+from hopgraph.client.results import document_counts  # noqa: E402
+from hopgraph.config import ServeSettings, cache_dir  # noqa: E402
+from hopgraph.ingest.writer import CHUNK_PASSAGES  # noqa: E402
+from hopgraph.serve.app import create_app  # noqa: E402
+from hopgraph.serve.jobs import HOST, Job, interrupted, orphaned, owner_of  # noqa: E402
+from hopgraph.serve.service import GraphService  # noqa: E402
+from hopgraph.serve.uploads import Incoming, Stopped, ingest_upload, keep_files  # noqa: E402
+from hopgraph.store.check import check  # noqa: E402
+from hopgraph.store.jobs import encoded  # noqa: E402
+from hopgraph.store.keys import KeyStore  # noqa: E402
+
+NOTES = b"Ada Lovelace worked with Charles Babbage in London.\n"
+GUIDE = b"# Lyon\n\nLyon lies on the Rhone. Paul Bocuse cooked in Lyon.\n"
+
+
+def rows(count: int, skip_one: bool = False) -> bytes:
+    """JSONL passage rows (with a malformed one at the end if `skip_one`)."""
+    lines = [json.dumps({"passage": f"Item {i} is kept in bin {i % 7}, crate {i % 5}.",
+                         "triplets": [[f"Bin {i % 7}", "holds", f"Crate {i % 5}"]]})
+             for i in range(count)]  # few entities: a row costs one passage to embed
+    return ("\n".join(lines) + ("\n{broken" if skip_one else "") + "\n").encode()
+
+
+def a_pdf() -> bytes:
+    fpdf = pytest.importorskip("fpdf")
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 6, "Marie Curie worked in Paris. She discovered polonium.")
+    return bytes(pdf.output())
+
+
+def upload(client: Any, files: dict[str, bytes], path: str = "/uploads",
+           **form: str) -> Any:
+    return client.post(path, files=[("files", (name, data)) for name, data in files.items()],
+                       data=form)
+
+
+def events(client: TestClient, job: str) -> list[tuple[str, dict[str, Any]]]:
+    """The job's event stream, read to its end."""
+    found, name = [], ""
+    with client.stream("GET", f"/jobs/{job}/events") as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        for line in stream.iter_lines():
+            if line.startswith("event: "):
+                name = line[7:]
+            elif line.startswith("data: "):
+                found.append((name, json.loads(line[6:])))
+    return found
+
+
+@pytest.fixture
+def rag(open_graph) -> GraphRAG:
+    return open_graph("jobs")
+
+
+@pytest.fixture
+def service(rag: GraphRAG) -> GraphService:
+    return GraphService(rag)
+
+
+@pytest.fixture
+def client(service: GraphService) -> Iterator[TestClient]:
+    with TestClient(create_app(service, ServeSettings(max_jobs=2))) as test_client:
+        yield test_client
+
+
+def waiting(client: TestClient, job: str) -> None:
+    """Until the job waits at its first write (held by a `Gate`)."""
+    while client.get(f"/jobs/{job}").json()["stage"] != "storing":
+        time.sleep(0.02)  # polling a state the job reaches by itself
+
+
+class Gate:
+    """Holds the graph's write lock (a write of its own) until opened: a job then waits
+    at its first write, where the test can look at it."""
+
+    def __init__(self, service: GraphService) -> None:
+        self.entered, self.open = threading.Event(), threading.Event()
+
+        def hold(rag: GraphRAG) -> None:
+            self.entered.set()
+            self.open.wait(timeout=120)
+
+        self.thread = threading.Thread(target=service.write, args=(hold,))
+        self.thread.start()
+        assert self.entered.wait(timeout=60)
+
+    def release(self) -> None:
+        self.open.set()
+        self.thread.join(timeout=60)
+
+
+def test_good_files_are_stored_and_bad_ones_named(client: TestClient, rag: GraphRAG) -> None:
+    files = {"notes.txt": NOTES, "guide.md": GUIDE, "rows.jsonl": rows(3, skip_one=True),
+             "curie.pdf": a_pdf(), "broken.pdf": b"%PDF-1.4 not really", "empty.txt": b"",
+             "binary.txt": b"\x00\x01\x02 not text", "photo.png": b"\x89PNG\r\n\x1a\n\x00"}
+    reply = upload(client, files)
+    assert reply.status_code == 202, reply.text
+    job = reply.json()
+    assert job["job"] == job["id"] and job["state"] in ("queued", "running")
+    assert job["files_total"] == 8 and job["graph"] == rag.store.graph
+    seen = events(client, job["id"])
+    assert [name for name, _ in seen][-1] == "end" and all(
+        name == "progress" for name, _ in seen[:-1])
+    final = seen[-1][1]
+    assert final["state"] == "done" and final["error"] is None
+    assert set(final["documents"]) == {"notes.txt", "guide.md", "rows.jsonl", "curie.pdf"}
+    states = {f["name"]: f["state"] for f in final["files"]}
+    assert states == {"notes.txt": "done", "guide.md": "done", "rows.jsonl": "done",
+                      "curie.pdf": "done", "broken.pdf": "failed", "empty.txt": "failed",
+                      "binary.txt": "failed", "photo.png": "failed"}
+    problems = {p["file"]: p["error"] for p in final["problems"]}
+    assert set(problems) == {"rows.jsonl", "broken.pdf", "empty.txt", "binary.txt",
+                             "photo.png"}
+    assert "cannot read PDF" in problems["broken.pdf"] and "empty" in problems["empty.txt"]
+    assert "binary" in problems["binary.txt"] and "'.png'" in problems["photo.png"]
+    assert "rows.jsonl:line 4" in problems["rows.jsonl"]  # a row skipped; the rest stored
+    assert final["files_done"] == 8 and final["passages_done"] == final["passages_total"] > 0
+    assert "/tmp" not in json.dumps(final)  # named by upload name, never by where it waited
+    stored = client.get("/documents").json()
+    assert {d["doc_id"] for d in stored["documents"]} == set(final["documents"])
+    assert check(rag.store).problems == []
+    assert not list((cache_dir() / "uploads").glob(f"*-{final['id']}"))  # files removed
+    before = client.get("/stats").json()
+    again = upload(client, files).json()  # idempotent by content
+    assert events(client, again["id"])[-1][1]["state"] == "done"
+    after = client.get("/stats").json()
+    assert (after["passages"], after["relations"]) == (before["passages"], before["relations"])
+    assert [name for name, _ in events(client, job["id"])] == ["end"]  # ended: at once
+    listed = client.get("/jobs").json()["jobs"]
+    assert [j["id"] for j in listed[:2]] == [again["id"], job["id"]]
+    assert client.delete(f"/jobs/{job['id']}").status_code == 409
+    assert client.get("/jobs/abc123").status_code == 404
+
+
+def test_limits_and_refusals(service: GraphService) -> None:
+    settings = ServeSettings(max_file_mb=0.001, max_files=2, max_jobs=1)
+    with TestClient(create_app(service, settings)) as client:
+        big = upload(client, {"small.txt": NOTES, "big.txt": NOTES * 40})
+        assert big.status_code == 413 and "'big.txt'" in big.json()["error"]["message"]
+        assert "0.001 MB" in big.json()["error"]["message"]
+        many = upload(client, {f"{i}.txt": NOTES for i in range(3)})
+        assert many.status_code == 413 and "over the limit of 2" in many.text
+        llm = upload(client, {"a.txt": NOTES}, extractor="llm")
+        assert llm.status_code == 422 and "HOPGRAPH_LLM_MODEL" in llm.json()["error"]["fix"]
+        assert upload(client, {"a.txt": NOTES}, extractor="other").status_code == 422
+        assert client.post("/uploads", data={"append": "true"}).status_code == 422
+        assert upload(client, {"a.txt": NOTES}, "/graphs/nope/uploads").status_code == 404
+        gate = Gate(service)
+        try:
+            first = upload(client, {"a.txt": NOTES})
+            assert first.status_code == 202
+            waiting(client, first.json()["id"])
+            full = upload(client, {"b.txt": NOTES})
+            assert full.status_code == 429 and full.headers["retry-after"].isdigit()
+            assert full.json()["error"]["code"] == "too_many_requests"
+            stopping = client.delete(f"/jobs/{first.json()['id']}").json()
+            assert stopping["cancel_requested"] and stopping["state"] == "running"
+        finally:
+            gate.release()
+        final = events(client, first.json()["id"])[-1][1]
+        # Cancelled while its one file waited for the write lock: nothing was written.
+        assert final["state"] == "cancelled" and final["documents"] == []
+        assert final["files"][0]["state"] == "skipped"
+        schema = client.get("/openapi.json").json()["components"]["schemas"]
+        forms = [m for name, m in schema.items() if name.startswith("Body_")]
+        assert forms and all(m["properties"]["extractor"]["enum"] == ["auto", "offline"]
+                             for m in forms)
+    assert check(service.rag.store).problems == []
+
+
+def test_a_queued_job_is_cancelled_at_once(client: TestClient, service: GraphService) -> None:
+    gate = Gate(service)
+    try:
+        running = upload(client, {"a.txt": NOTES}).json()
+        queued = upload(client, {"b.txt": GUIDE}).json()
+        cancelled = client.delete(f"/jobs/{queued['id']}").json()
+        assert cancelled["state"] == "cancelled" and cancelled["finished"] is not None
+        assert [name for name, _ in events(client, queued["id"])] == ["end"]
+    finally:
+        gate.release()
+    assert events(client, running["id"])[-1][1]["state"] == "done"
+    assert document_counts(client.get("/documents").json()) == {"a.txt": 1}
+
+
+class CancelledAfterOneBatch(Job):
+    """A job whose cancel arrives once its big file's first batch is stored."""
+
+    def progress(self, entry: Any, event: Any) -> None:
+        if event.stage == "ingest" and event.done >= CHUNK_PASSAGES:
+            self.ask_stop("cancelled")
+        super().progress(entry, event)
+
+
+def test_a_cancel_mid_file_finishes_that_file_and_a_rerun_completes_the_rest(
+        service: GraphService, tmp_path: Path) -> None:
+    rag = service.rag
+    files = [Incoming("first.txt", len(NOTES), io.BytesIO(NOTES)),
+             Incoming("big.jsonl", 0, io.BytesIO(rows(CHUNK_PASSAGES + 10))),
+             Incoming("last.md", len(GUIDE), io.BytesIO(GUIDE))]
+    job = CancelledAfterOneBatch("0a", rag.store.graph, keep_files(tmp_path / "1", files),
+                                 "offline", False, tmp_path / "1", owner_of("n"), time.time())
+    with pytest.raises(Stopped):
+        ingest_upload(job, service)
+    states = {f.name: (f.state, f.problem) for f in job.files}
+    assert states["first.txt"] == ("done", None) and states["last.md"][0] == "queued"
+    assert states["big.jsonl"] == ("done", None)  # the file being stored is finished
+    assert rag.documents() == {"first.txt": 1, "big.jsonl": CHUNK_PASSAGES + 10}
+    assert check(rag.store).problems == []
+    files = [Incoming(name, 0, (tmp_path / "1" / str(i) / name).open("rb"))
+             for i, name in enumerate(("first.txt", "big.jsonl", "last.md"))]
+    rerun = Job("0b", rag.store.graph, keep_files(tmp_path / "2", files), "offline", False,
+                tmp_path / "2", owner_of("n"), time.time())
+    ingest_upload(rerun, service)
+    assert rag.documents() == {"first.txt": 1, "big.jsonl": CHUNK_PASSAGES + 10,
+                               "last.md": 1}
+    assert check(rag.store).problems == []
+
+
+def test_closing_the_server_interrupts_its_jobs(service: GraphService) -> None:
+    app = create_app(service, ServeSettings())
+    client = TestClient(app)  # no lifespan: the board is closed by hand below
+    gate = Gate(service)
+    running = upload(client, {"a.txt": NOTES}).json()
+    queued = upload(client, {"b.txt": GUIDE}).json()
+    closing = threading.Thread(target=app.state.jobs.close)
+    closing.start()
+    gate.release()
+    closing.join(timeout=120)
+    for job in (running, queued):
+        view = app.state.jobs.view(job["id"])
+        assert view["state"] == "interrupted" and "upload the files again" in view["error"]
+        assert app.state.jobs.store.get(job["id"])["state"] == "interrupted"
+    # The running job stopped while waiting to write its file; the queued one never ran.
+    assert service.rag.documents() == {}
+    assert check(service.rag.store).problems == []
+
+
+def test_jobs_show_only_to_keys_of_their_graph(service: GraphService) -> None:
+    keys = KeyStore(service.rag.store)  # of the session's database: revoked at the end
+    made = [keys.create("write", [service.rag.store.graph]), keys.create(
+        "write", ["elsewhere"]), keys.create("read", [service.rag.store.graph])]
+    (mine, _), (other, _), (reader, _) = made
+    try:
+        with TestClient(create_app(service)) as client:
+            job = client.post("/uploads", files=[("files", ("a.txt", NOTES))],
+                              headers={"Authorization": f"Bearer {mine}"}).json()
+            for key, status in ((mine, 200), (other, 404), (reader, 403)):
+                auth = {"Authorization": f"Bearer {key}"}
+                assert client.get(f"/jobs/{job['id']}", headers=auth).status_code == status
+                listed = client.get("/jobs", headers=auth)
+                assert listed.status_code == (403 if key == reader else 200)
+            auth = {"Authorization": f"Bearer {other}"}
+            assert client.get("/jobs", headers=auth).json()["jobs"] == []
+            assert client.delete(f"/jobs/{job['id']}", headers=auth).status_code == 404
+            assert client.post("/uploads", files=[("files", ("b.txt", NOTES))], headers={
+                "Authorization": f"Bearer {reader}"}).status_code == 403
+            client.get(f"/jobs/{job['id']}/events", headers={"Authorization": f"Bearer {mine}"})
+    finally:
+        for _, key in made:
+            keys.revoke(key.id)
+
+
+def test_documents_come_in_pages(client: TestClient, rag: GraphRAG) -> None:
+    rag.add([{"passage": f"Town {i} lies on a river.", "doc_id": f"report-{i:02}.pdf"}
+             for i in range(12)] + [{"passage": "Notes.", "doc_id": "notes.txt"}])
+    everything = client.get("/documents").json()
+    assert everything["total"] == 13 and everything["limit"] is None
+    assert len(document_counts(everything)) == 13  # what the Python client reads
+    page = client.get("/documents", params={"q": "REPORT", "offset": 10, "limit": 5}).json()
+    assert [d["doc_id"] for d in page["documents"]] == ["report-10.pdf", "report-11.pdf"]
+    assert (page["total"], page["offset"], page["limit"]) == (12, 10, 5)
+    assert client.get("/documents", params={"limit": 1001}).status_code == 422
+    assert client.get("/documents", params={"offset": -1}).status_code == 422
+
+
+def test_a_dead_owner_is_told_from_a_live_one() -> None:
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    now = time.time()
+    record = {"id": "1", "state": "running", "heartbeat": now, "files": [
+        {"name": "a", "state": "done"}, {"name": "b", "state": "running"},
+        {"name": "c", "state": "queued"}]}
+    assert orphaned({**record, "owner": {"host": HOST, "pid": dead.pid, "nonce": "x"}}, now,
+                    set())
+    assert not orphaned({**record, "owner": {"host": HOST, "pid": os.getppid(),
+                                             "nonce": "x"}}, now, set())
+    assert not orphaned({**record, "owner": {"host": HOST, "pid": os.getpid(),
+                                             "nonce": "x"}}, now, {"x"})
+    far = {**record, "owner": {"host": "another-host", "pid": 1, "nonce": "y"}}
+    assert not orphaned(far, now + 30, set()) and orphaned(far, now + 600, set())
+    assert not orphaned({**far, "state": "done"}, now + 600, set())
+    ended = interrupted({**far, "owner": far["owner"]}, now)
+    assert [f["state"] for f in ended["files"]] == ["done", "failed", "skipped"]
+    assert ended["state"] == "interrupted" and "another-host" in ended["error"]
+
+
+def test_a_record_too_large_is_cut_to_fit() -> None:
+    record = {"id": "1", "documents": [f"doc-{i:06}-" + "x" * 50 for i in range(5000)],
+              "problems": [], "files": []}
+    text = encoded(record)
+    kept = json.loads(text)
+    assert len(text.encode()) <= 65_535 and kept["documents_cut"] > 0
+    assert len(kept["documents"]) + kept["documents_cut"] == 5000
+
+
+@pytest.fixture
+def killable(tmp_path: Path) -> Iterator[list[subprocess.Popen]]:
+    started: list[subprocess.Popen] = []
+    yield started
+    for server in started:
+        if server.poll() is None:
+            server.kill()
+            server.wait(timeout=60)
+
+
+def _serve(uri: str, started: list[subprocess.Popen]) -> str:
+    """`hopgraph serve` on `uri` in a new process; its base URL once it answers."""
+    port = free_port()
+    log = Path(uri).with_suffix(f".{len(started)}.log")
+    with log.open("w") as errors:
+        server = subprocess.Popen(
+            [str(Path(sys.executable).parent / "hopgraph"), "serve", "--uri", uri, "--port",
+             str(port)], env=own_environment(), stdout=subprocess.DEVNULL, stderr=errors,
+            stdin=subprocess.DEVNULL)
+    started.append(server)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 300
+    while True:  # polling the server's start, as conftest's `serving` does
+        assert server.poll() is None, log.read_text()
+        try:
+            httpx.get(f"{base}/health", timeout=10)
+            return base
+        except httpx.HTTPError:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.2)
+
+
+def test_a_server_killed_mid_job_leaves_it_interrupted_and_a_rerun_completes_it(
+        tmp_path: Path, killable: list[subprocess.Popen]) -> None:
+    uri = str(tmp_path / "killed.db")
+    big = 3 * CHUNK_PASSAGES
+    files = {"first.txt": NOTES, "big.jsonl": rows(big), "last.md": GUIDE}
+    web = httpx.Client(timeout=120)
+    base = _serve(uri, killable)
+    job = upload(web, files, f"{base}/uploads").json()
+    while True:  # until the big file is part stored: then the server dies under it
+        view = web.get(f"{base}/jobs/{job['id']}").json()
+        assert view["state"] in ("queued", "running"), view
+        if view["files"][1]["passages_done"] >= CHUNK_PASSAGES:
+            break
+        time.sleep(0.05)
+    killable[0].kill()
+    killable[0].wait(timeout=60)
+    base = _serve(uri, killable)
+    view = web.get(f"{base}/jobs/{job['id']}").json()
+    assert view["state"] == "interrupted" and "stopped before the job ended" in view["error"]
+    assert [f["state"] for f in view["files"]] == ["done", "failed", "skipped"]
+    assert not list((cache_dir() / "uploads").glob(f"{HOST}-{killable[0].pid}-*"))
+    again = upload(web, files, f"{base}/uploads").json()
+    with web.stream("GET", f"{base}/jobs/{again['id']}/events", timeout=300) as stream:
+        lines = [line for line in stream.iter_lines() if line.startswith("data: ")]
+    assert json.loads(lines[-1][6:])["state"] == "done"
+    documents = document_counts(web.get(f"{base}/documents").json())
+    assert documents == {"first.txt": 1, "big.jsonl": big, "last.md": 1}
+    killable[1].terminate()
+    killable[1].wait(timeout=60)
+    checked = run_process("check", "--uri", uri)
+    assert checked.code == 0 and "0 problems" in checked.stdout, checked.stdout

@@ -1,0 +1,133 @@
+"""Nearest-neighbour indexes beside the vector files (store/ann.py): recall against exact
+search, exact scores, and the index kept in step with the file (appends, removals,
+rewrites) or not used at all."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hopgraph.records import PassageRecord, Triplet
+from hopgraph.store.ann import fingerprint
+from hopgraph.store.vectors import VectorFile
+
+
+def clustered(rows: int, dim: int = 96, seed: int = 0) -> np.ndarray:
+    """Unit vectors around 200 centres: embeddings cluster by topic, random points do not."""
+    rng = np.random.default_rng(seed)
+    centres = rng.standard_normal((200, dim))
+    points = centres[rng.integers(0, 200, rows)] + 0.6 * rng.standard_normal((rows, dim))
+    return (points / np.linalg.norm(points, axis=1, keepdims=True)).astype(np.float32)
+
+
+def exact_top(vectors: np.ndarray, query: np.ndarray, k: int) -> list[int]:
+    return np.argsort(-(vectors @ query), kind="stable")[:k].tolist()
+
+
+def file_of(tmp_path: Path, vectors: np.ndarray) -> VectorFile:
+    file = VectorFile(tmp_path / "g.relations.f32", vectors.shape[1])
+    file.write(vectors)
+    return file
+
+
+def test_recall_at_10_against_exact_search_and_exact_scores(tmp_path: Path) -> None:
+    vectors = clustered(20_000)
+    file = file_of(tmp_path, vectors)
+    file.ann.update(file.read(len(vectors)), min_rows=1_000)
+    ann = file.ann.load(file.read(len(vectors)))
+    assert ann is not None
+    rng = np.random.default_rng(1)
+    queries = vectors[rng.choice(len(vectors), 100, replace=False)] + 0.3 * rng.standard_normal(
+        (100, vectors.shape[1])).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    found = 0
+    for query in queries:
+        hits = ann.search(vectors, query, 10)
+        found += len({r for r, _ in hits} & set(exact_top(vectors, query, 10)))
+        for row, score in hits:  # every score is the exact cosine of its row
+            assert score == pytest.approx(float(vectors[row] @ query), abs=1e-6)
+    assert found / (10 * len(queries)) >= 0.99
+
+
+def test_appended_rows_join_and_removed_rows_leave(tmp_path: Path) -> None:
+    vectors = clustered(3_000, seed=2)
+    file = file_of(tmp_path, vectors[:2_500])
+    file.ann.update(file.read(2_500), min_rows=1_000)
+    built = file.ann.path.stat().st_mtime_ns
+    file.append(vectors[2_500:])
+    file.ann.update(file.read(3_000), min_rows=1_000)  # extended, not rebuilt
+    ann = file.ann.load(file.read(3_000))
+    assert ann is not None and len(ann.rowmap) == 3_000
+    assert file.ann.path.stat().st_mtime_ns >= built
+    assert ann.search(vectors, vectors[2_900], 1)[0][0] == 2_900
+
+    keep = np.ones(3_000, dtype=bool)
+    keep[::7] = False  # remove every seventh row
+    assert file.keep(keep)
+    kept = file.read(int(keep.sum()))
+    ann = file.ann.load(kept)
+    assert ann is not None  # the labels now point at the rows kept
+    new_row = int(np.cumsum(keep)[2_900] - 1)
+    assert ann.search(kept, vectors[2_900], 1)[0][0] == new_row
+    removed = vectors[7]  # row 7 is gone: its nearest row now is another one
+    assert all(np.any(kept[r] != removed) for r, _ in ann.search(kept, removed, 5))
+
+
+def test_an_index_that_does_not_match_its_vectors_is_not_used(tmp_path: Path) -> None:
+    vectors = clustered(2_000, seed=3)
+    file = file_of(tmp_path, vectors)
+    file.ann.update(file.read(2_000), min_rows=1_000)
+    assert file.ann.load(file.read(2_000)) is not None
+    shuffled = vectors[::-1].copy()
+    file.ann.meta_path.rename(tmp_path / "saved.npz")  # keep the old metadata aside
+    file._replace(shuffled)  # the rows rewritten behind the index's back
+    (tmp_path / "saved.npz").rename(file.ann.meta_path)
+    assert fingerprint(shuffled) != fingerprint(vectors)
+    assert file.ann.load(file.read(2_000)) is None  # searched exactly instead
+    file.write(shuffled)  # a rewrite through the file discards the index
+    assert not file.ann.exists()
+    file.ann.update(file.read(2_000), min_rows=5_000)  # below the threshold: none
+    assert not file.ann.exists()
+
+
+def records(count: int) -> list[PassageRecord]:
+    """Passages of a small chain graph with hubs."""
+    out = []
+    for i in range(count):
+        triplets = [Triplet(f"Person {i}", "works for", f"Company {i % 7}"),
+                    Triplet(f"Company {i % 7}", "is located in", f"City {i % 3}"),
+                    Triplet(f"Person {i}", "was born in", f"Town {i}")]
+        out.append(PassageRecord(f"Person {i} works for Company {i % 7}, located in City "
+                                 f"{i % 3}. Person {i} was born in Town {i}.", triplets,
+                                 doc_id=f"doc{i // 10}"))
+    return out
+
+
+def test_graph_searches_with_indexes_equal_exact_ones(open_graph, monkeypatch) -> None:
+    monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")
+    rag = open_graph(graph="annidx")
+    rag.add(records(120))
+    files = rag.vector_files
+    assert files["relations"].ann.exists() and files["entities"].ann.exists()
+    assert not files["passages"].ann.exists()  # 120 passages: below the threshold
+    questions = ["Where was Person 17 born?", "Which city is the employer of Person 42 in?",
+                 "Who works for Company 3?"]
+
+    def answers(min_rows: str) -> list[list[tuple[str, float]]]:
+        monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", min_rows)
+        rag.state.forget_retriever()
+        got = [[(p.id, round(p.score, 5)) for p in rag.retrieve(q, top_k=5).passages]
+               for q in questions]
+        indexed = rag.retriever.search._relations.ann is not None
+        assert indexed == (min_rows != "0")
+        return got
+
+    assert answers("200") == answers("0")
+    monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")  # ("0" discards indexes at a write)
+    removed = rag.vector_files["relations"].rows()
+    rag.delete(["doc3"])  # removal: the index follows the kept rows
+    assert rag.vector_files["relations"].rows() < removed
+    assert files["relations"].ann.exists()
+    assert answers("200") == answers("0")
