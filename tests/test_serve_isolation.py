@@ -25,7 +25,7 @@ from hopgraph.store.keys import KeyStore
 
 GRAPHS = ("alpha", "beta", "gamma")
 QUESTIONS_PER_GRAPH = 3
-REQUESTS, THREADS = 1000, 4
+REQUESTS, THREADS = 600, 4
 ENV_KEY = "isolation-env-admin"
 
 
@@ -95,7 +95,7 @@ def strings(value: Any) -> Iterator[str]:
             yield from strings(item)
 
 
-def test_a_thousand_random_requests_never_cross_graphs(world) -> None:
+def test_hundreds_of_random_requests_never_cross_graphs(world) -> None:
     rag, owned, questions, names = world
     store = KeyStore(rag.store)
     keys: list[tuple[str | None, str | None, tuple[str, ...]]] = [

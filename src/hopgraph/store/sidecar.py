@@ -15,8 +15,6 @@ Saved atomically (temp + rename): a reader sees a whole file, old or new; any pr
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -24,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hopgraph.store.snapshot import pack_strings, unpack_strings
+from hopgraph.store.snapshot import pack_strings, unpack_strings, write_npz
 
 log = logging.getLogger(__name__)
 
@@ -58,15 +56,7 @@ def save(path: Path, graph: str, writes: int, version: str, texts: dict[str, str
     for key, values in {**stamp, **strings}.items():
         out[f"s:{key}:data"], out[f"s:{key}:offsets"] = pack_strings(values)
     out.update((f"a:{key}", value) for key, value in arrays.items())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
-    try:
-        with os.fdopen(handle, "wb") as file:
-            np.savez(file, **out)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_npz(path, out)
 
 
 def load(path: Path, graph: str, strings: Iterable[str] = (), arrays: Iterable[str] = (),

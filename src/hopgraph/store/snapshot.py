@@ -66,6 +66,11 @@ def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int,
                          ("relation_texts", graph.relation_texts),
                          ("passage_ids", graph.passage_ids), ("doc_ids", graph.doc_ids)):
         arrays[f"{key}_data"], arrays[f"{key}_offsets"] = pack_strings(strings)
+    write_npz(path, arrays)
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Save `arrays` to `path` atomically (a temp file beside it, then a rename)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
     try:
