@@ -81,10 +81,17 @@ def test_a_failed_quantization_raises_and_leaves_no_file(
         raise RuntimeError("no quantizer here")
 
     monkeypatch.setattr(onnxruntime.quantization, "quantize_dynamic", broken)
+    calls: list[int] = []
+    monkeypatch.setattr(quantize, "_feed_forward_outputs", lambda model, real=quantize.
+                        _feed_forward_outputs: calls.append(1) or real(model))
+    embedder = OnnxEmbedder(int8=True)
     with pytest.raises(EmbedderError, match="no quantizer here") as failed:
-        OnnxEmbedder(int8=True).embed(["Basel"])  # int8 never falls back to torch
+        embedder.embed(["Basel"])  # int8 never falls back to torch
     assert "HOPGRAPH_EMBED_RUNTIME=onnx" in str(failed.value)
-    assert not target.exists()
+    assert list(target.parent.rglob("*")) == []  # nothing left, not even the temp folder
+    with pytest.raises(EmbedderError, match="no quantizer here"):
+        embedder.embed(["Basel"])  # the same error again, without quantizing again
+    assert calls == [1]
 
 
 def test_an_int8_model_that_disagrees_is_refused(
@@ -100,4 +107,4 @@ def test_an_int8_model_that_disagrees_is_refused(
     monkeypatch.setattr(quantize, "MIN_COSINE", 1.01)  # no model passes the check
     with pytest.raises(EmbedderError, match="disagrees"):
         OnnxEmbedder(int8=True).embed(["Basel"])
-    assert not any(target.parent.glob("*.onnx"))
+    assert list(target.parent.rglob("*")) == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from hopgraph.retrieve.search import MilvusSearcher
 from hopgraph.retrieve.vector_cache import VectorCache
 
 
@@ -24,3 +25,16 @@ def test_only_missing_ids_are_fetched_and_the_least_recent_leave_first() -> None
     cache.get(["r4"], fetch)  # r2 was used least recently: it leaves
     cache.get(["r1", "r2"], fetch)
     assert asked[-1] == ["r2"]
+
+
+def test_a_write_keeps_the_searchers_cache(open_graph) -> None:
+    from test_store_ann import records
+
+    rag = open_graph(graph="vcache", memory_limit=0)  # every search in Milvus
+    rag.add(records(20))
+    rag.retrieve("Where was Person 3 born?")
+    searcher = rag.retriever.search
+    assert isinstance(searcher, MilvusSearcher)
+    rag.add(records(25)[20:])  # a write: a new retriever, the same vectors by id
+    assert rag.retriever.search is not searcher
+    assert rag.retriever.search.vector_cache is searcher.vector_cache

@@ -93,9 +93,18 @@ def client(service: GraphService) -> Iterator[TestClient]:
 
 
 def waiting(client: TestClient, job: str) -> None:
-    """Until the job waits at its first write (held by a `Gate`)."""
-    while client.get(f"/jobs/{job}").json()["stage"] != "storing":
+    """Until the job waits at its first write (held by a `Gate`); fails if it ends first."""
+    deadline = time.monotonic() + 120
+    while (view := client.get(f"/jobs/{job}").json())["stage"] != "storing":
+        assert view["state"] in ("queued", "running"), view
+        assert time.monotonic() < deadline, "the job never reached its first write"
         time.sleep(0.02)  # polling a state the job reaches by itself
+
+
+def waiting_done(client: TestClient, job: str, headers: dict[str, str]) -> None:
+    """Until the job has ended (its event stream ends with it)."""
+    stream = client.get(f"/jobs/{job}/events", headers=headers)
+    assert "event: end" in stream.text
 
 
 class Gate:
@@ -251,8 +260,13 @@ def test_closing_the_server_interrupts_its_jobs(service: GraphService) -> None:
     gate = Gate(service)
     running = upload(client, {"a.txt": NOTES}).json()
     queued = upload(client, {"b.txt": GUIDE}).json()
+    waiting(client, running["id"])  # the first job waits at its write, the other queued
     closing = threading.Thread(target=app.state.jobs.close)
     closing.start()
+    deadline = time.monotonic() + 60
+    while app.state.jobs.own(running["id"]).stop_as is None:  # close has asked it to stop
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
     gate.release()
     closing.join(timeout=120)
     for job in (running, queued):
@@ -283,7 +297,30 @@ def test_jobs_show_only_to_keys_of_their_graph(service: GraphService) -> None:
             assert client.delete(f"/jobs/{job['id']}", headers=auth).status_code == 404
             assert client.post("/uploads", files=[("files", ("b.txt", NOTES))], headers={
                 "Authorization": f"Bearer {reader}"}).status_code == 403
-            client.get(f"/jobs/{job['id']}/events", headers={"Authorization": f"Bearer {mine}"})
+            stream = client.get(f"/jobs/{job['id']}/events",
+                                headers={"Authorization": f"Bearer {mine}"})
+            assert stream.status_code == 200 and "event: end" in stream.text
+    finally:
+        for _, key in made:
+            keys.revoke(key.id)
+
+
+def test_only_a_key_that_may_write_gets_the_wide_upload_cap(service: GraphService) -> None:
+    """The form is read before the routes' key checks: a body over the plain cap is
+    refused unread unless its key may write."""
+    keys = KeyStore(service.rag.store)
+    made = [keys.create("write", [service.rag.store.graph]),
+            keys.create("read", [service.rag.store.graph])]
+    (writer, _), (reader, _) = made
+    big = NOTES * (4096 // len(NOTES) + 1)  # over the 2 KB plain cap below
+    try:
+        with TestClient(create_app(service, ServeSettings(max_body_bytes=2048))) as client:
+            for key, status in ((None, 413), (reader, 413), ("wrong", 413), (writer, 202)):
+                headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+                sent = client.post("/uploads", files=[("files", ("big.txt", big))],
+                                   headers=headers)
+                assert sent.status_code == status, (key, sent.text)
+            waiting_done(client, sent.json()["id"], {"Authorization": f"Bearer {writer}"})
     finally:
         for _, key in made:
             keys.revoke(key.id)
@@ -395,3 +432,16 @@ def test_a_server_killed_mid_job_leaves_it_interrupted_and_a_rerun_completes_it(
     killable[1].wait(timeout=60)
     checked = run_process("check", "--uri", uri)
     assert checked.code == 0 and "0 problems" in checked.stdout, checked.stdout
+
+
+def test_folders_of_a_gone_board_with_this_pid_are_removed(tmp_path: Path) -> None:
+    """A server restarted in a container gets its pid again: its old folders still go."""
+    from hopgraph.serve.uploads import remove_dead_folders
+
+    gone = tmp_path / f"{HOST}-{os.getpid()}-0123456789abcdef-aaaa"
+    live = tmp_path / f"{HOST}-{os.getpid()}-fedcba9876543210-bbbb"
+    other = tmp_path / "elsewhere-1-0123456789abcdef-cccc"  # another host's: not ours
+    for folder in (gone, live, other):
+        folder.mkdir()
+    remove_dead_folders(tmp_path, {"fedcba9876543210"})
+    assert not gone.exists() and live.exists() and other.exists()

@@ -161,6 +161,7 @@ class OnnxEmbedder:
         self.runtime = "onnx-int8" if int8 else "onnx"
         self._session: Any = None
         self._torch: Any = None
+        self._failed: EmbedderError | None = None  # raised again: no retry on every call
 
     @property
     def dim(self) -> int:
@@ -168,11 +169,14 @@ class OnnxEmbedder:
         return 384
 
     def _load(self) -> Any:
+        if self._failed is not None:
+            raise self._failed
         if self._session is None and self._torch is None:
             try:
                 self._session = _shared_session(str(self._model_file()))
             except EmbedderError as exc:
                 if not self.fallback:
+                    self._failed = exc
                     raise
                 from hopgraph.embed.local import LocalEmbedder
 

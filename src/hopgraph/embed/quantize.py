@@ -56,9 +56,13 @@ def quantize(fp32: Path, path: Path, embed: Embed, texts: list[str]) -> None:
             with _quiet_quantizer():
                 # DefaultTensorType: the fused BERT kernels of the fp32 file (SkipLayerNorm,
                 # BiasGelu) have no shape inference, so their outputs' type must be given.
+                kept = _feed_forward_outputs(onnx.load(str(fp32)))
+                if len(kept) != LAYERS:  # else the products meant to stay fp32 would not
+                    raise ValueError(f"found {len(kept)} feed-forward output products, "
+                                     f"expected {LAYERS}: the export names nodes otherwise")
                 quantize_dynamic(str(fp32), str(candidate), weight_type=QuantType.QInt8,
                                  per_channel=True, op_types_to_quantize=["MatMul"],
-                                 nodes_to_exclude=_feed_forward_outputs(onnx.load(str(fp32))),
+                                 nodes_to_exclude=kept,
                                  extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
         except Exception as exc:  # the quantizer raises many types; all mean "no int8 model"
             raise EmbedderError(f"quantizing {fp32} to int8 failed: {exc}",
@@ -71,6 +75,9 @@ def quantize(fp32: Path, path: Path, embed: Embed, texts: list[str]) -> None:
                                 fix="set HOPGRAPH_EMBED_RUNTIME=onnx (the fp32 model)")
         os.replace(candidate, path)  # atomic: a reader never sees half a file
     log.info("quantized the local model to int8 at %s (min cosine to fp32 %.4f)", path, cosine)
+
+
+LAYERS = 6  # all-MiniLM-L6-v2's transformer layers: one feed-forward output product each
 
 
 def _feed_forward_outputs(model: object) -> list[str]:

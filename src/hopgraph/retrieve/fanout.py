@@ -37,7 +37,6 @@ class Steps:
         self.cap = fanout() if cap is None else cap
         self._best = best
         self._pool: np.ndarray | None = None  # the question's best relations, best first
-        self.scores: dict[int, float] = {}  # exact scores the wider search gave
         self.capped: list[int] = []  # hubs met, for the retrieval's notes
 
     def of(self, entities: list[int]) -> np.ndarray:
@@ -63,8 +62,8 @@ class Steps:
         if entity not in self.capped:
             self.capped.append(entity)
         if self._pool is None:
-            self.scores = self._best(min(self.cap, HUB_POOL))
-            self._pool = np.fromiter(self.scores, dtype=np.int64, count=len(self.scores))
+            best = self._best(min(self.cap, HUB_POOL))
+            self._pool = np.fromiter(best, dtype=np.int64, count=len(best))
         at = np.minimum(np.searchsorted(rels, self._pool), len(rels) - 1)
         pooled = self._pool[rels[at] == self._pool][:self.cap]
         head = rels[:self.cap]  # enough to fill up to the cap once the pooled are skipped

@@ -258,8 +258,10 @@ class LexiconState(GraphState[R]):
 
     def finish(self, write: Write, completed: Iterable[str]) -> None:
         seq = write.session.seq
-        keep = None if seq is None else self.keeper.closing(self)
-        super().finish(write, completed)
+        try:
+            keep = None if seq is None else self.keeper.closing(self)
+        finally:  # even interrupted, the write is finished (the base class counts it)
+            super().finish(write, completed)
         if keep is not None and self.applied == (seq, CLOSED):
             keep(seq)
 

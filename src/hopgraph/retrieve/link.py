@@ -113,9 +113,14 @@ class EntityLinker:
         linker.by_key = {key: listed[bounds[n]:bounds[n + 1]] for n, key in enumerate(keys)}
         if len(linker.by_key) != len(keys):
             raise ValueError("a linker key listed twice")
-        linker.unspaced = [(keys[k], i) for k, i in zip(arrays["unspaced_key"].tolist(),
-                                                        arrays["unspaced_entity"].tolist(),
-                                                        strict=True)]
+        unspaced_key = np.asarray(arrays["unspaced_key"])
+        unspaced_entity = np.asarray(arrays["unspaced_entity"])
+        if len(unspaced_entity) and (
+                unspaced_key.min() < 0 or unspaced_key.max() >= len(keys)
+                or unspaced_entity.min() < 0 or unspaced_entity.max() >= len(names)):
+            raise ValueError("linker arrays do not fit its keys and names")
+        linker.unspaced = [(keys[k], i) for k, i in zip(unspaced_key.tolist(),
+                                                        unspaced_entity.tolist(), strict=True)]
         linker._fuzzy_index = None if grams is None else FuzzyIndex.from_arrays(
             linker.keys, grams, arrays)
         return linker

@@ -23,7 +23,7 @@ from hopgraph.retrieve.context import Clock, Context, fill_texts
 from hopgraph.retrieve.link import EntityLinker
 from hopgraph.retrieve.query import Query, as_query
 from hopgraph.retrieve.scope import Scopes
-from hopgraph.retrieve.search import MemorySearcher, Searcher, make_searcher
+from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher, Searcher, make_searcher
 from hopgraph.store import MilvusStore
 from hopgraph.store.state import GraphState
 
@@ -62,6 +62,9 @@ class Retriever:
         if not state.writing and isinstance(searcher, MemorySearcher) and searcher.scanned:
             state.keep_vectors({kind: matrix for kind, matrix in searcher.matrices().items()
                                 if kind in searcher.scanned})
+        if previous is not None and isinstance(searcher, MilvusSearcher) and isinstance(
+                previous.search, MilvusSearcher):  # vectors by relation id: still true
+            searcher.vector_cache = previous.search.vector_cache
         made = cls(state.graph, embedder, searcher, llm, state.store)
         made.ctx.linker_from = linker_from
         lexicon.built(state, made, previous)

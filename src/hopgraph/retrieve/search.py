@@ -90,9 +90,10 @@ class MilvusSearcher:
 
             self._bm25 = carried_bm25(earlier, graph.passage_ids, set(stale), text_of)
         # Relation vectors on disk in graph order (store.vectors), when they are current;
-        # else those fetched from Milvus, kept across the searchers of this graph's states.
+        # else those fetched from Milvus (the retriever pipeline hands the cache on to the
+        # searchers of the graph's next states).
         self._relation_vectors = (vectors or {}).get("relations")
-        self.vector_cache = getattr(previous, "vector_cache", None) or VectorCache()
+        self.vector_cache = VectorCache()
 
     def _indexed(self, hits: list[list[Hit]], index: dict[str, int]) -> list[dict[int, float]]:
         return [{index[h.id]: h.score for h in row if h.id in index} for row in hits]

@@ -28,7 +28,7 @@ from fastapi.staticfiles import StaticFiles
 from hopgraph.config import ServeSettings
 from hopgraph.retrieve import registry
 from hopgraph.serve import errors
-from hopgraph.serve.auth import KeyRing, authenticator
+from hopgraph.serve.auth import KeyRing, authenticator, may_write
 from hopgraph.serve.errors import HTTPError, described
 from hopgraph.serve.guards import HostCheck
 from hopgraph.serve.job_board import JobBoard
@@ -119,7 +119,8 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
                            allow_methods=["GET", "POST", "DELETE"],
                            allow_headers=["Authorization", "Content-Type"])
     app.add_middleware(UploadLimit, limit=settings.max_body_bytes,
-                       uploads=settings.max_files * settings.max_file_bytes + 1024 * 1024)
+                       uploads=settings.max_files * settings.max_file_bytes + 1024 * 1024,
+                       may_upload=lambda authorization: may_write(ring, authorization))
     if settings.allowed_hosts:
         app.add_middleware(HostCheck, allowed=settings.allowed_hosts)
     app.add_middleware(AccessLog, metrics=metrics, json_lines=settings.log_json)  # outermost

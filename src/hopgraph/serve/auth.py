@@ -68,6 +68,16 @@ class KeyRing:
         return self._known.get(hashed)
 
 
+def may_write(ring: KeyRing, authorization: str | None) -> bool:
+    """Whether an `Authorization` header carries a key that may write (any request may,
+    with no keys configured): read before a request's body is."""
+    if not ring.required():
+        return True
+    scheme, _, secret = (authorization or "").partition(" ")
+    key = ring.find(secret.strip()) if scheme.lower() == "bearer" and secret else None
+    return key is not None and key.allows("write")
+
+
 def authenticator(ring: KeyRing) -> Any:
     """The dependency every API route has: a 401 without a known key (when keys are
     needed); the key used is left in `request.state.key` (the access log names its

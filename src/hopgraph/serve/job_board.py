@@ -81,13 +81,15 @@ class JobBoard:
                                 headers={"Retry-After": str(RETRY_AFTER_S)})
             self._reserved += 1
         job_id = secrets.token_hex(8)
-        folder = self.folder / f"{HOST}-{os.getpid()}-{job_id}"
+        folder = self.folder / f"{HOST}-{os.getpid()}-{self.nonce}-{job_id}"
         try:
             entries = keep_files(folder, files)
             job = Job(job_id, graph, entries, extractor, append, folder, self.owner,
                       self.clock())
             self._save(job, strict=True)
             with self._lock:
+                if self._closing:  # closed while the files were copied: never run
+                    raise HTTPError(503, "the server is stopping", "upload again later")
                 self._jobs[job_id] = job
                 self._queue.append(job)
                 self._lock.notify_all()
@@ -174,7 +176,7 @@ class JobBoard:
         folders that dead processes of this host left behind."""
         for record in self.store.all():
             self.settled(record)
-        remove_dead_folders(self.folder)
+        remove_dead_folders(self.folder, _LIVE)
 
     def close(self, wait_s: float = 120.0) -> None:
         """Stop: queued jobs end `interrupted` now, the running one after its file."""
@@ -264,13 +266,11 @@ class JobBoard:
                 log.warning("could not take the cancel requests of jobs: %s", exc)
 
     def _save(self, job: Job, strict: bool = False) -> None:
-        """Write the job's record (never an older version over a newer one); a failure
-        is logged (the beat writes it again) unless `strict`."""
+        """Write the job's record (one writer at a time: the version read under the lock
+        only grows); a failure is logged (the beat writes it again) unless `strict`."""
         with self._save_lock:
             now = self.clock()
             version = job.version
-            if version < self._saved.get(job.id, (-1, 0.0))[0]:
-                return
             try:
                 self.store.put(job.record(now))
                 self._saved[job.id] = (version, now)

@@ -8,7 +8,7 @@ Uploads are multipart: they skip the JSON body check and have a body cap of thei
 
 import asyncio
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, File, Form, Path, Request, UploadFile
@@ -222,16 +222,26 @@ def _event(name: str, data: dict[str, Any]) -> str:
 
 class UploadLimit:
     """The request-body cap (`BodyLimit`), wider for uploads: `uploads` bytes for a POST to
-    a path ending in /uploads, `limit` for everything else."""
+    a path ending in /uploads from a key that may write (`may_upload`, told the request's
+    Authorization header), `limit` for everything else. The form is read before the routes'
+    key checks run, so without the key check anyone could make the server spool the wide
+    cap to disk before its 401."""
 
-    def __init__(self, app: ASGIApp, limit: int, uploads: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, uploads: int,
+                 may_upload: Callable[[str | None], bool]) -> None:
         self.plain = BodyLimit(app, limit)
         self.uploads = BodyLimit(app, uploads, "upload fewer or smaller files per request "
                                  "(--max-files, --max-file-mb)")
+        self.may_upload = may_upload
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         wide = (scope["type"] == "http" and scope.get("method") == "POST"
                 and str(scope.get("path", "")).rstrip("/").endswith("/uploads"))
+        if wide:
+            headers = dict(scope.get("headers") or [])
+            auth = headers.get(b"authorization")
+            wide = await run_in_threadpool(  # a key look-up may read the database
+                self.may_upload, None if auth is None else auth.decode("latin-1"))
         await (self.uploads if wide else self.plain)(scope, receive, send)
 
 

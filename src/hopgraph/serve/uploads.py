@@ -67,11 +67,16 @@ def keep_files(folder: Path, files: list[Incoming]) -> list[JobFile]:
     return kept
 
 
-def remove_dead_folders(uploads: Path) -> None:
-    """Remove the job folders (`<host>-<pid>-<job>`) of dead processes of this host."""
-    for folder in uploads.glob(f"{HOST}-*-*"):
-        pid = folder.name[len(HOST) + 1:].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not process_alive(int(pid)):
+def remove_dead_folders(uploads: Path, live: set[str]) -> None:
+    """Remove the job folders (`<host>-<pid>-<board>-<job>`) that no open board of a live
+    process of this host owns: of a dead process, or of this process's pid but no board
+    of `live` (a server restarted in a container gets the same pid again)."""
+    for folder in uploads.glob(f"{HOST}-*-*-*"):
+        pid, board = folder.name[len(HOST) + 1:].split("-")[:2]
+        if not pid.isdigit():
+            continue
+        alive = board in live if int(pid) == os.getpid() else process_alive(int(pid))
+        if not alive:
             shutil.rmtree(folder, ignore_errors=True)
 
 
