@@ -109,12 +109,6 @@ class Job:
             self.problems.append({"file": entry.name, "error": why})
             self._changed()
 
-    def file_skipped(self, entry: JobFile, why: str) -> None:
-        """A file that was not stored (the job stopped first); nothing of it is kept."""
-        with self._lock:
-            entry.state, entry.problem = "skipped", why
-            self._changed()
-
     def file_running(self, entry: JobFile, passages: int) -> None:
         """A file's passages are being stored."""
         with self._lock:
