@@ -124,3 +124,26 @@ def test_arrays_that_do_not_fit_are_refused() -> None:
             LocalBM25.from_arrays(ids, terms, broken)
     with pytest.raises(ValueError):
         LocalBM25.from_arrays(["a", "a"], terms, arrays)
+
+
+def test_probes_searched_together_score_as_searched_alone() -> None:
+    """A probe (the question, then a name) goes on from the question's sums: every hit and
+    score equals its own search, on an index of several segments and within `allowed`."""
+    import numpy as np
+
+    from hopgraph.retrieve.lexical import carried_bm25, passage_bm25
+
+    rng = np.random.default_rng(9)
+    passages = dict(_texts(rng, 80))
+    index = passage_bm25(list(passages.items()))
+    added = dict(_texts(rng, 6, start=500))
+    passages.update(added)
+    index = carried_bm25(index, list(passages), set(), lambda ids: {p: passages[p] for p in ids})
+    assert len(index._segments) == 2
+    question = "Which river did Bernoulli cross near Basel?"
+    queries = [question, f"{question} Stroustrup", f"{question} omega river",
+               "Stroustrup wrote notes", f"{question} Stroustrup kappa", "nothing here"]
+    for allowed in (None, frozenset(list(passages)[::3])):
+        together = index.search_many(queries, 7, allowed)
+        assert together == [index.search(q, 7, allowed) for q in queries]
+        assert all(together[:5])

@@ -49,6 +49,10 @@ def test_recall_at_10_against_exact_search_and_exact_scores(tmp_path: Path) -> N
         for row, score in hits:  # every score is the exact cosine of its row
             assert score == pytest.approx(float(vectors[row] @ query), abs=1e-6)
     assert found / (10 * len(queries)) >= 0.99
+    fresh = file.ann.load(file.read(len(vectors)))  # nothing kept from earlier queries
+    for query in queries[:5]:  # a wider search of the same query: the same first rows
+        wide = ann.search(vectors, query, 200)
+        assert ann.search(vectors, query, 10) == wide[:10] == fresh.search(vectors, query, 10)
 
 
 def test_appended_rows_join_and_removed_rows_leave(tmp_path: Path, monkeypatch) -> None:
@@ -73,6 +77,41 @@ def test_appended_rows_join_and_removed_rows_leave(tmp_path: Path, monkeypatch) 
     assert ann.search(kept, vectors[2_900], 1)[0][0] == new_row
     removed = vectors[7]  # row 7 is gone: its nearest row now is another one
     assert all(np.any(kept[r] != removed) for r, _ in ann.search(kept, removed, 5))
+
+
+def test_a_small_append_waits_beside_the_index_and_is_searched_exactly(
+        tmp_path: Path, monkeypatch) -> None:
+    vectors = clustered(3_000, seed=4)
+    file = file_of(tmp_path, vectors[:2_000])
+    file.ann.update(file.read(2_000), min_rows=1_000)
+    written = file.ann.path.stat().st_mtime_ns
+    file.append(vectors[2_000:2_150])  # within the tail limit (a tenth of 2,000)
+    with monkeypatch.context() as patch:
+        for method in ("_build", "_extend"):
+            patch.setattr(AnnFile, method, lambda *_: pytest.fail("the index was rewritten"))
+        file.ann.update(file.read(2_150), min_rows=1_000)
+    assert file.ann.path.stat().st_mtime_ns == written
+    ann = file.ann.load(file.read(2_150))
+    assert ann is not None and ann.covered == 2_000 and len(ann.rowmap) == 2_000
+    current = file.read(2_150)
+    for row in (5, 2_049, 2_149):  # covered rows and tail rows alike, exact scores
+        hits = ann.search(current, vectors[row], 3)
+        assert hits[0][0] == row and hits[0][1] == pytest.approx(1.0, abs=1e-5)
+        assert [r for r, _ in hits] == exact_top(current, vectors[row], 3)
+
+    keep = np.ones(2_150, dtype=bool)
+    keep[1_990:2_010] = False  # across the boundary: ten covered rows, ten of the tail
+    assert file.keep(keep)
+    kept = file.read(2_130)
+    ann = file.ann.load(kept)
+    assert ann is not None and ann.covered == 1_990
+    assert ann.search(kept, vectors[2_149], 1)[0][0] == 2_129
+
+    file.append(vectors[2_150:])  # the tail outgrows its limit: added to the index
+    file.ann.update(file.read(2_980), min_rows=1_000)
+    ann = file.ann.load(file.read(2_980))
+    assert ann is not None and ann.covered == 2_980 and len(ann.rowmap) == 2_990
+    assert ann.search(file.read(2_980), vectors[2_999], 1)[0][0] == 2_979
 
 
 def test_an_index_that_does_not_match_its_vectors_is_not_used(tmp_path: Path) -> None:
@@ -130,4 +169,8 @@ def test_graph_searches_with_indexes_equal_exact_ones(open_graph, monkeypatch) -
     rag.delete(["doc3"])  # removal: the index follows the kept rows
     assert rag.vector_files["relations"].rows() < removed
     assert files["relations"].ann.exists()
+    assert answers("200") == answers("0")
+    monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")
+    rag.add(records(124)[120:])  # a few rows: searched exactly beside the index
+    assert rag.retriever.search._relations.ann.covered < rag.vector_files["relations"].rows()
     assert answers("200") == answers("0")

@@ -9,96 +9,28 @@ An index is immutable: a change of the graph gives a new one (`LocalBM25.updated
 shares the old one's term counts and adds a segment for the passages added, so following a
 10-passage write costs the change, not the graph. Scores depend only on each passage's term
 counts and the index's totals (passages, document frequencies, total length), and are
-summed over the query's terms in one fixed order, so an updated index scores every passage
-exactly as an index built afresh over the same passages; ties go to the smaller id.
+summed over the query's terms in one fixed order (as they first occur in the query), so an
+updated index scores every passage exactly as an index built afresh over the same passages;
+ties go to the smaller id.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from scipy import sparse
 
-from hopgraph.identity import normalize
 from hopgraph.records import Hit
-from hopgraph.retrieve.link import STOPWORDS
+from hopgraph.retrieve.bm25_terms import Segment, tokens
 
 log = logging.getLogger(__name__)
 
-_TOKEN = re.compile(r"\w+", re.UNICODE)
 _K1 = 1.2
 _B = 0.75
 _MERGE_FRACTION = 8  # all segments folded into one when changes pass 1/8 of the first
 _MAX_SEGMENTS = 4
-
-
-def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens without stopwords."""
-    return [t for t in _TOKEN.findall(normalize(text)) if t not in STOPWORDS]
-
-
-@dataclass(frozen=True)
-class _Segment:
-    """Term counts of some passages (never changed once built): rows are passages, columns
-    the index's term numbers known when it was built."""
-
-    ids: list[str]
-    counts: sparse.csc_matrix  # float32 term counts; read by column (a query's terms)
-    lengths: np.ndarray  # tokens per passage (float32)
-
-    @cached_property
-    def rows(self) -> sparse.csr_matrix:
-        """The counts by row (which terms a removed passage had), made when first needed:
-        an index read from disk may never remove a passage."""
-        return self.counts.tocsr()
-
-    @property
-    def df(self) -> np.ndarray:
-        """How many of the segment's passages have each term (int64)."""
-        return np.diff(self.counts.indptr).astype(np.int64)
-
-    @classmethod
-    def of(cls, ids: list[str], texts: Iterable[str], vocab: dict[str, int]) -> _Segment:
-        """Count the texts' terms; new terms get the next numbers in `vocab` (in the order
-        they first occur). One flat pass, the counting in SciPy: per term occurrence a dict
-        look-up, not a Counter and three list appends (~3x faster on 100k passages)."""
-        lengths, terms = [0], []
-        for text in texts:
-            found = tokens(text)
-            terms.extend(found)
-            lengths.append(len(found))
-        cols = np.fromiter((vocab.setdefault(t, len(vocab)) for t in terms), dtype=np.int64,
-                           count=len(terms))
-        indptr = np.cumsum(lengths, dtype=np.int64)
-        matrix = sparse.csr_matrix((np.ones(len(cols), dtype=np.float32), cols, indptr),
-                                   shape=(len(ids), len(vocab)))
-        matrix.sum_duplicates()  # a term's occurrences in one passage: its count
-        return cls(ids, matrix.tocsc(), np.diff(indptr).astype(np.float32))
-
-    def terms_of(self, row: int) -> np.ndarray:
-        """The term numbers of one passage."""
-        return self.rows.indices[self.rows.indptr[row]:self.rows.indptr[row + 1]]
-
-    @staticmethod
-    def merged(parts: list[tuple[_Segment, np.ndarray]], width: int) -> _Segment:
-        """One segment of the rows kept (`(segment, mask of rows kept)`) of several."""
-        ids: list[str] = []
-        matrices, lengths = [], []
-        for segment, keep in parts:
-            ids.extend(i for i, kept in zip(segment.ids, keep.tolist(), strict=True) if kept)
-            rows = segment.rows[np.flatnonzero(keep)]
-            rows.resize((rows.shape[0], width))
-            matrices.append(rows)
-            lengths.append(segment.lengths[keep])
-        matrix = sparse.vstack(matrices, format="csr") if matrices else sparse.csr_matrix(
-            (0, width), dtype=np.float32)
-        return _Segment(ids, matrix.tocsc(),
-                        np.concatenate(lengths) if lengths else np.zeros(0, np.float32))
 
 
 class LocalBM25:
@@ -106,12 +38,12 @@ class LocalBM25:
 
     def __init__(self, ids: list[str], texts: list[str]) -> None:
         self.vocab: dict[str, int] = {}
-        segment = _Segment.of(list(ids), texts, self.vocab)
+        segment = Segment.of(list(ids), texts, self.vocab)
         df = segment.df
         self._set([segment], [np.ones(len(segment.ids), dtype=bool)], df,
                   {pid: (0, row) for row, pid in enumerate(segment.ids)})
 
-    def _set(self, segments: list[_Segment], alive: list[np.ndarray], df: np.ndarray,
+    def _set(self, segments: list[Segment], alive: list[np.ndarray], df: np.ndarray,
              where: dict[str, tuple[int, int]]) -> None:
         """Take these segments (rows `alive`), document frequencies and passage places, and
         compute the statistics a query needs."""
@@ -132,7 +64,7 @@ class LocalBM25:
         if len(self._segments) == 1 and self._alive[0].all():
             merged = self._segments[0]
         else:
-            merged = _Segment.merged(list(zip(self._segments, self._alive, strict=True)),
+            merged = Segment.merged(list(zip(self._segments, self._alive, strict=True)),
                                      len(self.vocab))
         terms = [""] * len(self.vocab)
         for term, number in self.vocab.items():
@@ -158,7 +90,7 @@ class LocalBM25:
         where = {pid: (0, row) for row, pid in enumerate(ids)}
         if (len(lengths), len(where), len(index.vocab)) != (len(ids), len(ids), len(terms)):
             raise ValueError("BM25 arrays of different lengths, or an id or term twice")
-        segment = _Segment(list(ids), counts, lengths)
+        segment = Segment(list(ids), counts, lengths)
         index._set([segment], [np.ones(len(ids), dtype=bool)], segment.df, where)
         return index
 
@@ -190,7 +122,7 @@ class LocalBM25:
         segments = list(self._segments)
         if fresh:
             pairs = sorted(fresh.items())
-            segment = _Segment.of([pid for pid, _ in pairs], [t for _, t in pairs], new.vocab)
+            segment = Segment.of([pid for pid, _ in pairs], [t for _, t in pairs], new.vocab)
             df = np.concatenate([df, np.zeros(len(new.vocab) - len(df), dtype=np.int64)])
             df += segment.df
             where.update((pid, (len(segments), row)) for row, pid in enumerate(segment.ids))
@@ -206,11 +138,11 @@ class LocalBM25:
             new._set(segments, alive, df, where)
         return new
 
-    def _merged(self, segments: list[_Segment], alive: list[np.ndarray], df: np.ndarray,
+    def _merged(self, segments: list[Segment], alive: list[np.ndarray], df: np.ndarray,
                 start: int) -> None:
         """Take the segments with those from `start` on folded into one, less their
         removed rows."""
-        merged = _Segment.merged(list(zip(segments[start:], alive[start:], strict=True)),
+        merged = Segment.merged(list(zip(segments[start:], alive[start:], strict=True)),
                                  len(self.vocab))
         if start == 0:  # one segment: the terms no passage has any more go
             live = np.flatnonzero(df > 0)
@@ -218,7 +150,7 @@ class LocalBM25:
             renumber[live] = np.arange(len(live))
             self.vocab = {term: int(renumber[col]) for term, col in self.vocab.items()
                           if renumber[col] >= 0}
-            merged = _Segment(merged.ids, merged.counts[:, live], merged.lengths)
+            merged = Segment(merged.ids, merged.counts[:, live], merged.lengths)
             df = df[live]
         segments = [*segments[:start], merged]
         alive = [*alive[:start], np.ones(len(merged.ids), dtype=bool)]
@@ -230,21 +162,55 @@ class LocalBM25:
                ) -> list[Hit]:
         """Top-`limit` passages by BM25 score for `query` (ties: the smaller id first);
         with `allowed`, among those passages only (the statistics stay the whole index's)."""
-        terms = [self.vocab[t] for t in sorted(set(tokens(query))) if t in self.vocab]
-        terms = [t for t in terms if t < len(self.df) and self.df[t] > 0]
-        if not terms or limit <= 0:
-            return []
-        found_at: list[tuple[list[str], np.ndarray]] = []  # (a segment's ids, its hits)
-        found_scores: list[np.ndarray] = []
-        for segment, keep, norm in zip(self._segments, self._alive, self._norms, strict=True):
-            scores = np.zeros(len(segment.ids), dtype=np.float32)
+        return self.search_many([query], limit, allowed)[0]
+
+    def search_many(self, queries: list[str], limit: int,
+                    allowed: frozenset[str] | None = None) -> list[list[Hit]]:
+        """`search` for each query. A query whose terms start with an earlier query's
+        terms (a probe: the question, then a bridge's name) goes on from that query's
+        sums rather than adding them again: the same additions in the same order, so the
+        same scores as searching it alone."""
+        done: list[tuple[list[int], list[np.ndarray]]] = []
+        found = []
+        for query in queries:
+            terms = self._terms(query)
+            base: tuple[list[int], list[np.ndarray]] = ([], [])
+            for earlier in done:
+                if len(base[0]) < len(earlier[0]) <= len(terms) and (
+                        terms[:len(earlier[0])] == earlier[0]):
+                    base = earlier
+            sums = self._sums(terms[len(base[0]):], base[1])
+            done.append((terms, sums))
+            found.append(self._top(sums, limit, allowed) if terms and limit > 0 else [])
+        return found
+
+    def _terms(self, query: str) -> list[int]:
+        """The query's indexed terms, each once, in the order they first occur: the fixed
+        order its scores are summed in, on every index."""
+        terms = [self.vocab[t] for t in dict.fromkeys(tokens(query)) if t in self.vocab]
+        return [t for t in terms if t < len(self.df) and self.df[t] > 0]
+
+    def _sums(self, terms: list[int], start: list[np.ndarray]) -> list[np.ndarray]:
+        """Each segment's scores: `start` (or zeros) plus the terms' parts, in order."""
+        sums = []
+        for k, (segment, norm) in enumerate(zip(self._segments, self._norms, strict=True)):
+            scores = start[k].copy() if start else np.zeros(len(segment.ids), np.float32)
             counts = segment.counts
-            for term in terms:  # one fixed order: the same sums on every index
+            for term in terms:
                 if term >= counts.shape[1]:
                     continue
                 span = slice(counts.indptr[term], counts.indptr[term + 1])
                 rows, tf = counts.indices[span], counts.data[span]
                 scores[rows] += self.idf[term] * (tf * (_K1 + 1) / (tf + norm[rows]))
+            sums.append(scores)
+        return sums
+
+    def _top(self, sums: list[np.ndarray], limit: int, allowed: frozenset[str] | None
+             ) -> list[Hit]:
+        """The best `limit` live passages of each segment's scores."""
+        found_at: list[tuple[list[str], np.ndarray]] = []  # (a segment's ids, its hits)
+        found_scores: list[np.ndarray] = []
+        for segment, keep, scores in zip(self._segments, self._alive, sums, strict=True):
             hit = np.flatnonzero((scores > 0) & keep)
             if allowed is not None:
                 hit = hit[[segment.ids[i] in allowed for i in hit.tolist()]] if len(hit) else hit

@@ -206,7 +206,7 @@ class MemorySearcher:
                 ) -> list[list[Hit]]:
         """Top-`limit` passages per query by local BM25 (in `scope`)."""
         allowed = None if scope is None else scope.passage_ids
-        return [self._bm25.search(q, limit, allowed) for q in queries]
+        return self._bm25.search_many(queries, limit, allowed)
 
     @property
     def bm25(self) -> LocalBM25:

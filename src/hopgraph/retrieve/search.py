@@ -195,7 +195,7 @@ class MilvusSearcher:
                      if row["id"] in index]
             self._bm25 = passage_bm25(pairs)
         allowed = None if scope is None else scope.passage_ids
-        return [self._bm25.search(q, limit, allowed) for q in queries]
+        return self._bm25.search_many(queries, limit, allowed)
 
     @property
     def bm25(self) -> LocalBM25 | None:

@@ -9,9 +9,12 @@ row; only which rows reach the top can differ. Recall@10 against exact search is
 in benchmarks/ann_recall.py and tested in tests/test_store_ann.py.
 
 The index belongs to one vector file (`store.vectors.VectorFile`) and follows it:
-- a write that appends rows adds them to the index when it finishes (`AnnFile.update`);
+- it covers the file's first rows; rows appended since (the tail) are searched exactly
+  beside it, so a small write does not rewrite the index file (656 MB at 1M relations).
+  Once the tail outgrows `tail_limit`, a write's finish adds it to the index
+  (`AnnFile.update`);
 - a removal maps the index's labels to the rows kept (`AnnFile.keep`); once a third of
-  the labels point at removed rows, the index is built again;
+  the labels point at removed rows, the next write builds the index again;
 - a rewritten or discarded vector file discards the index.
 Its metadata records how many rows it covers and a fingerprint of those rows; an index
 whose metadata does not match the vector file is never used (a search is then exact).
@@ -23,7 +26,7 @@ import hashlib
 import logging
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +39,13 @@ EF_CONSTRUCTION = 64  # candidate list while building
 EF_SEARCH = 1024  # candidate list while searching: every candidate is then scored exactly
 REBUILD_REMOVED = 1 / 3  # share of labels pointing at removed rows that triggers a rebuild
 TRAIN_ROWS = 50_000  # rows sampled to fit the 8-bit codes' ranges
+TAIL_ROWS = 20_000  # most rows searched exactly beside the index (~3 ms per query vector)
+
+
+def tail_limit(covered: int) -> int:
+    """How many appended rows may wait beside an index of `covered` rows before a write
+    adds them to it: a tenth of it, at most TAIL_ROWS (a small index is cheap to extend)."""
+    return min(TAIL_ROWS, covered // 10)
 
 
 def _faiss() -> Any:
@@ -56,31 +66,48 @@ def fingerprint(vectors: np.ndarray) -> str:
 
 @dataclass
 class Ann:
-    """A loaded index: faiss's HNSW graph and, per label, the vector row it stands for now
-    (-1: removed)."""
+    """A loaded index: faiss's HNSW graph, per label the vector row it stands for now (-1:
+    removed), and the rows it covers (rows from `covered` on are the tail, scored exactly).
+    """
 
     index: Any
     rowmap: np.ndarray
+    covered: int
+    _last: tuple[tuple[bytes, int, int], np.ndarray, np.ndarray] | None = field(
+        default=None, repr=False, compare=False)
 
     def search(self, vectors: np.ndarray, qvec: np.ndarray, limit: int
                ) -> list[tuple[int, float]]:
-        """Top-`limit` rows for one query vector, with exact cosines (unit vectors)."""
-        if limit <= 0 or len(self.rowmap) == 0:
+        """Top-`limit` rows for one query vector, with exact cosines (unit vectors): the
+        best of the index's candidates and of the tail (ties: the lower row first)."""
+        if limit <= 0 or len(vectors) == 0:
             return []
+        rows, scores = self._ranked(vectors, qvec, max(EF_SEARCH, 2 * limit))
+        return list(zip(rows[:limit].tolist(), scores[:limit].tolist(), strict=True))
+
+    def _ranked(self, vectors: np.ndarray, qvec: np.ndarray, wanted: int
+                ) -> tuple[np.ndarray, np.ndarray]:
+        """The index's `wanted` candidates and every tail row, scored exactly, best first.
+        The last query's are kept: the default method asks for the question's best 20
+        relations, then, at a hub, its best 200, from the same candidates."""
         query = np.ascontiguousarray(qvec, dtype=np.float32).reshape(1, -1)
-        wanted = max(EF_SEARCH, 2 * limit)
-        params = _faiss().SearchParametersHNSW(efSearch=wanted)
-        _, labels = self.index.search(query, min(wanted, len(self.rowmap)), params=params)
-        labels = labels[0][labels[0] >= 0]
-        rows = self.rowmap[labels]
-        rows = np.unique(rows[rows >= 0])
-        if len(rows) == 0:
-            return []
+        key = (query.tobytes(), wanted, len(vectors))
+        cached = self._last  # one read: another thread may replace it meanwhile
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        rows = np.zeros(0, dtype=np.int64)
+        if len(self.rowmap):
+            params = _faiss().SearchParametersHNSW(efSearch=wanted)
+            _, labels = self.index.search(query, min(wanted, len(self.rowmap)), params=params)
+            labels = labels[0][labels[0] >= 0]
+            rows = self.rowmap[labels]
+            rows = np.unique(rows[rows >= 0])
+        if len(vectors) > self.covered:  # the tail: after every covered row
+            rows = np.concatenate([rows, np.arange(self.covered, len(vectors))])
         scores = np.asarray(vectors[rows], dtype=np.float32) @ query.reshape(-1)
-        keep = min(limit, len(rows))
-        part = np.argpartition(-scores, keep - 1)[:keep]
-        order = part[np.lexsort((rows[part], -scores[part]))]  # ties: the lower row first
-        return [(int(rows[i]), float(scores[i])) for i in order]
+        order = np.lexsort((rows, -scores))
+        self._last = (key, rows[order], scores[order])
+        return rows[order], scores[order]
 
 
 class AnnFile:
@@ -114,12 +141,13 @@ class AnnFile:
         os.replace(temp, self.path)
 
     def load(self, vectors: np.ndarray) -> Ann | None:
-        """The index, if it covers exactly these vectors (else None: search exactly)."""
+        """The index, if the rows it covers are these vectors' first rows (else None:
+        search exactly)."""
         meta = self._meta() if self.exists() else None
         if meta is None:
             return None
         rowmap, rows, print_ = meta
-        if rows != len(vectors) or print_ != fingerprint(vectors):
+        if rows > len(vectors) or print_ != fingerprint(vectors[:rows]):
             log.info("ANN index %s does not match its vectors; searching exactly", self.path)
             return None
         faiss = _faiss()
@@ -130,22 +158,24 @@ class AnnFile:
             return None
         if index.ntotal != len(rowmap):
             return None
-        return Ann(index, rowmap)
+        return Ann(index, rowmap, rows)
 
     def update(self, vectors: np.ndarray, min_rows: int) -> None:
-        """Bring the index up to these vectors: nothing below `min_rows` rows; the rows
-        added since, when the rows it covers are unchanged; else built again."""
+        """Bring the index up to these vectors: nothing below `min_rows` rows; while the
+        rows it covers are unchanged and a third of its labels at most are removed, the
+        rows added since stay beside it up to `tail_limit`, and are added to it beyond;
+        else built again."""
         if min_rows <= 0 or len(vectors) < min_rows:
             self.discard()
             return
         meta = self._meta() if self.exists() else None
         if meta is not None:
             rowmap, rows, print_ = meta
-            if rows == len(vectors) and print_ == fingerprint(vectors):
-                return
-            removed = float(np.mean(rowmap < 0)) if len(rowmap) else 0.0
-            if (rows < len(vectors) and removed < REBUILD_REMOVED
+            removed = float(np.mean(rowmap < 0)) if len(rowmap) else 1.0
+            if (rows <= len(vectors) and removed < REBUILD_REMOVED
                     and print_ == fingerprint(vectors[:rows])):
+                if len(vectors) - rows <= tail_limit(rows):
+                    return  # searched exactly beside the index until it grows
                 index = _faiss().read_index(str(self.path))
                 if index.ntotal == len(rowmap):
                     self._extend(index, rowmap, vectors, rows)
@@ -183,14 +213,15 @@ class AnnFile:
         """The vector file kept the rows where `mask` is true (`kept`: its rows now): map
         the labels to the rows' new positions (removed rows: -1)."""
         meta = self._meta() if self.exists() else None
-        if meta is None or meta[1] != len(mask) or kept is None or not mask.any():
+        if meta is None or meta[1] > len(mask) or kept is None or not mask.any():
             self.discard()
             return
-        rowmap = meta[0]
+        rowmap, rows = meta[0], meta[1]
         moved = np.cumsum(mask) - 1
         moved[~mask] = -1
         rowmap = np.where(rowmap >= 0, moved[np.clip(rowmap, 0, None)], -1)
-        self._save_meta(rowmap, int(mask.sum()), fingerprint(kept))
+        covered = int(mask[:rows].sum())  # the tail's rows kept stay after them, in order
+        self._save_meta(rowmap, covered, fingerprint(kept[:covered]))
 
     def discard(self) -> None:
         """Remove the index (built again by the next write that needs it)."""
