@@ -15,7 +15,7 @@ import pytest
 
 from hopgraph import GraphRAG
 from hopgraph.records import PassageRecord, Triplet
-from hopgraph.retrieve import fuzzy, lexical, lexicon, link
+from hopgraph.retrieve import fuzzy, keeper, lexical, lexicon, link
 from hopgraph.store import MilvusStore, sidecar
 
 PEOPLE = ["Anna Berg", "Jonas Keller", "Marta Lind", "Otto Brandt", "Greta Voss",
@@ -228,5 +228,43 @@ def test_lexicon_file_round_trip_keeps_unicode(tmp_path: Path) -> None:
     assert [(h.id, h.score) for h in again.bm25.search("Gödel Princeton", 2)] == [
         (h.id, h.score) for h in bm25.search("Gödel Princeton", 2)]
     assert again.linker.link("爱因斯坦在普林斯顿") == linker.link("爱因斯坦在普林斯顿")
-    assert sidecar.texts(path, "g", 3) == texts
-    assert sidecar.texts(path, "g", 4) == {} and sidecar.texts(path, "h", 3) == {}
+    assert sidecar.texts(path, "g") == (3, texts)
+    assert sidecar.texts(path, "h") == (-1, {})
+
+
+def test_a_small_write_leaves_the_file_behind_and_readers_catch_up(
+        open_graph, documents, built, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process with no lexicon in memory makes a small write (a document's texts changed
+    under the same ids, one passage added): it neither reads nor rewrites the file. A new
+    process starts from the file and the change log: it retrieves what a fresh build
+    retrieves, the changed texts included, without building or scanning anything."""
+    questions, (first, second, third) = QUESTIONS, documents
+    small = [PassageRecord("Anna Berg taught in Basel.", [Triplet("Anna Berg", "taught in",
+                                                                 "Basel")], doc_id="small"),
+             PassageRecord("Jonas Keller wrote a book about Bern.",
+                           [Triplet("Jonas Keller", "wrote a book about", "Bern")],
+                           doc_id="small")]
+    rag = open_graph("behind")
+    rag.add(first + second + third + small)
+    path = rag.state.keeper.path
+    rag.close()
+    saved_before = path.read_bytes()
+    writer = open_graph("behind")
+    with monkeypatch.context() as patch:
+        patch.setattr(keeper, "read", lambda *_: pytest.fail("the file was read"))
+        writer.add([replace(r, text=r.text.upper()) for r in small])
+        writer.add([PassageRecord("Greta Voss founded a school in Lugano.",
+                                  [Triplet("Greta Voss", "founded a school in", "Lugano")],
+                                  doc_id="one more")])
+    writer.close()
+    assert path.read_bytes() == saved_before  # left behind, by two writes
+    before = dict(built)
+    again = open_graph("behind")
+    reopened = results(again, [*questions, "Where did Greta Voss found a school?"])
+    again.close()
+    assert built == before  # nothing built from texts or names, nothing scanned
+    assert reopened == fresh_results(open_graph, "behind",
+                                     [*questions, "Where did Greta Voss found a school?"])
+    texts = {p["id"]: p["text"] for got in reopened[:-1] for p in got["passages"]}
+    assert "ANNA BERG TAUGHT IN BASEL." in texts.values()
+    assert "Greta Voss founded a school in Lugano." in texts.values()

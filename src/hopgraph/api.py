@@ -33,7 +33,7 @@ from hopgraph.records import (
     Retrieval,
 )
 from hopgraph.retrieve import Retriever
-from hopgraph.retrieve.lexicon import LexiconState
+from hopgraph.retrieve.keeper import LexiconState
 from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
 from hopgraph.store import MilvusStore
 from hopgraph.store.milvus import describe_unfinished

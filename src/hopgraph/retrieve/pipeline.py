@@ -18,7 +18,7 @@ from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.llm import LLMClient
 from hopgraph.records import Retrieval
-from hopgraph.retrieve import lexicon, registry
+from hopgraph.retrieve import keeper, registry
 from hopgraph.retrieve.context import Clock, Context, fill_texts
 from hopgraph.retrieve.link import EntityLinker
 from hopgraph.retrieve.query import Query, as_query
@@ -47,8 +47,8 @@ class Retriever:
         (of an earlier state of the same graph; `stale`: passages whose text changed since),
         its BM25 index and entity linker are carried over and brought up to date rather
         than built again (the cost of the change, not of the graph); without one, from
-        the lexicon saved beside the snapshot (`lexicon`)."""
-        search_from, linker_from = lexicon.start(state, previous)
+        the lexicon saved beside the snapshot (`keeper`)."""
+        search_from, linker_from = keeper.start(state, previous)
         searcher = make_searcher(state.store, state.graph, memory_limit,
                                  state.current_vectors(), scan=scan,
                                  known_texts=state.passage_texts, previous=search_from,
@@ -67,7 +67,7 @@ class Retriever:
             searcher.vector_cache = previous.search.vector_cache
         made = cls(state.graph, embedder, searcher, llm, state.store)
         made.ctx.linker_from = linker_from
-        lexicon.built(state, made, previous)
+        keeper.built(state, made, previous)
         return made
 
     @property

@@ -85,17 +85,17 @@ def load(path: Path, graph: str, strings: Iterable[str] = (), arrays: Iterable[s
         return None
 
 
-def texts(path: Path, graph: str, writes: int) -> dict[str, str]:
-    """The passage texts saved at write `writes` ({} if the file is of another write)."""
-    saved = load(path, graph, ("text_ids", "texts"), writes=writes)
+def texts(path: Path, graph: str) -> tuple[int, dict[str, str]]:
+    """The write the file was saved at and its passage texts ((-1, {}) without a file)."""
+    saved = load(path, graph, ("text_ids", "texts"))
     if saved is None:
-        return {}
+        return -1, {}
     ids, values = saved.strings["text_ids"], saved.strings["texts"]
     if len(ids) != len(values):
         log.warning("lexicon file %s has %d text ids for %d texts; not used", path,
                     len(ids), len(values))
-        return {}
-    return dict(zip(ids, values, strict=True))
+        return -1, {}
+    return saved.writes, dict(zip(ids, values, strict=True))
 
 
 def _strings(npz: np.lib.npyio.NpzFile, key: str) -> list[str]:

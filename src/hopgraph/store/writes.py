@@ -45,6 +45,7 @@ class WriteSession:
         self.log = ChangeLog(store, store.changes)
         self.seq: int | None = None  # this write's number, once it changed something
         self.parts = 0
+        self.passages_touched = 0  # passage ids announced (the lexicon keeper asks)
         self.docs: set[str] = set()
         self.completed: set[str] = set()  # what `writing` tells `finish`
         self.meta: dict = {}  # the meta row as of `recover` (no one else writes it now)
@@ -111,6 +112,8 @@ class WriteSession:
             self.seq = int(self.meta.get("writes", 0)) + 1
         docs = set(docs)
         self.docs |= docs
+        if kind == "passages":
+            self.passages_touched += len(ids)
         parts = parts_of(self.seq, self.parts, kind, list(ids), docs)
         self.log.append(parts)
         self.parts += len(parts)
