@@ -232,8 +232,9 @@ def test_lexicon_file_round_trip_keeps_unicode(tmp_path: Path) -> None:
     assert sidecar.texts(path, "h") == (-1, {})
 
 
+@pytest.mark.parametrize("log", ["kept", "trimmed"])
 def test_a_small_write_leaves_the_file_behind_and_readers_catch_up(
-        open_graph, documents, built, monkeypatch: pytest.MonkeyPatch) -> None:
+        open_graph, documents, built, monkeypatch: pytest.MonkeyPatch, log: str) -> None:
     """A process with no lexicon in memory makes a small write (a document's texts changed
     under the same ids, one passage added): it neither reads nor rewrites the file. A new
     process starts from the file and the change log: it retrieves what a fresh build
@@ -256,13 +257,16 @@ def test_a_small_write_leaves_the_file_behind_and_readers_catch_up(
         writer.add([PassageRecord("Greta Voss founded a school in Lugano.",
                                   [Triplet("Greta Voss", "founded a school in", "Lugano")],
                                   doc_id="one more")])
+    if log == "trimmed":  # the log no longer says what the writes since the file touched
+        writer.state.log.trim(writer.store.writes + 1)
     writer.close()
     assert path.read_bytes() == saved_before  # left behind, by two writes
     before = dict(built)
     again = open_graph("behind")
     reopened = results(again, [*questions, "Where did Greta Voss found a school?"])
     again.close()
-    assert built == before  # nothing built from texts or names, nothing scanned
+    # Nothing built from texts or names; the texts scanned only without the log.
+    assert built == {**before, "scan": before["scan"] + (log == "trimmed")}
     assert reopened == fresh_results(open_graph, "behind",
                                      [*questions, "Where did Greta Voss found a school?"])
     texts = {p["id"]: p["text"] for got in reopened[:-1] for p in got["passages"]}

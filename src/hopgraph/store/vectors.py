@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from hopgraph.config import ann_min_rows
-from hopgraph.store.ann import Ann, AnnFile
+from hopgraph.store.ann import EF_BY_KIND, Ann, AnnFile
 
 log = logging.getLogger(__name__)
 
@@ -204,6 +204,7 @@ class GraphVectors:
             vectors = file.read(size)
             ann = None if vectors is None else file.ann.load(vectors)
             if ann is not None:
+                ann.ef = EF_BY_KIND.get(kind, ann.ef)
                 found[kind] = ann
         return found
 
