@@ -10,9 +10,11 @@ bag-of-words hash embedder; queries: 200 questions naming an entity of the graph
 kind) and 200 probes "question + entity name", as the default method makes them.
 --random: each text its own random vector (scale.py's embedder before 2026-11-25): points
 without neighbours, where no index finds the exact top 10 short of reading everything.
---built FILE: with --scale N, the relation vector file of an N-relation graph ingested by
-scale.py (e.g. /tmp/x/scale.db.snapshots/scale.relations.f32) and the index the ingest
-built beside it, instead of building one here.
+--passages: with --scale N, the graph's passages (ten relations each, so N/10 rows), searched
+with the candidate list passages get (`store.ann.EF_BY_KIND`).
+--built FILE: with --scale N, the relation (or, with --passages, passage) vector file of an
+N-relation graph ingested by scale.py (e.g. /tmp/x/scale.db.snapshots/scale.relations.f32)
+and the index the ingest built beside it, instead of building one here.
 --musique: the MuSiQue relation texts and passages embedded with all-MiniLM-L6-v2 (about
 17k relations: the index is forced on with a threshold of 1,000 rows); queries: the 50 dev
 questions and 200 probes. Prints one markdown row per data set.
@@ -32,9 +34,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from scale import PREDICATES, HashEmbedder, graph_spec
+from scale import PREDICATES, HashEmbedder, graph_spec, records
 
-from hopgraph.store.ann import AnnFile
+from hopgraph.store.ann import EF_BY_KIND, AnnFile
 from hopgraph.store.vectors import VectorFile
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "musique"
@@ -55,11 +57,15 @@ def embed_all(embedder, texts: list[str]) -> np.ndarray:
     return np.vstack([embedder.embed(texts[i:i + 10_000]) for i in range(0, len(texts), 10_000)])
 
 
-def scale_set(size: int, random: bool) -> tuple[np.ndarray, np.ndarray]:
+def scale_set(size: int, random: bool, passages: bool = False
+              ) -> tuple[np.ndarray, np.ndarray]:
     ends, predicates, names = graph_spec(size)
     embedder = RandomEmbedder() if random else HashEmbedder()
-    texts = [f"{names[s]} {PREDICATES[p]} {names[o]}"
-             for (s, o), p in zip(ends.tolist(), predicates.tolist(), strict=True)]
+    if passages:  # the graph's passages, ten relations each
+        texts = [record.text for record in records(ends, predicates, names)]
+    else:
+        texts = [f"{names[s]} {PREDICATES[p]} {names[o]}"
+                 for (s, o), p in zip(ends.tolist(), predicates.tolist(), strict=True)]
     rng = np.random.default_rng(5)
     picks = rng.choice(np.unique(ends), 200, replace=False).tolist()
     questions = [f"Who founded the company that {names[i]} owns?" for i in picks]
@@ -84,9 +90,9 @@ def musique_set() -> tuple[np.ndarray, np.ndarray]:
 
 
 def measure(label: str, vectors: np.ndarray, queries: np.ndarray, min_rows: int,
-            built: Path | None = None) -> None:
+            built: Path | None = None, kind: str = "relations") -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        file = VectorFile(built or Path(tmp) / "bench.relations.f32", vectors.shape[1])
+        file = VectorFile(built or Path(tmp) / f"bench.{kind}.f32", vectors.shape[1])
         started = time.perf_counter()
         if built is None:
             file.write(vectors)
@@ -96,6 +102,7 @@ def measure(label: str, vectors: np.ndarray, queries: np.ndarray, min_rows: int,
         assert mapped is not None and np.array_equal(mapped[:100], vectors[:100])
         ann = AnnFile(file.path).load(mapped)
         assert ann is not None
+        ann.ef = EF_BY_KIND.get(kind, ann.ef)  # as the graph's searches ask
         found, ann_ms, exact_ms = 0, [], []
         for query in queries:
             started = time.perf_counter()
@@ -117,14 +124,17 @@ def main() -> None:
     parser.add_argument("--random", action="store_true")
     parser.add_argument("--musique", action="store_true")
     parser.add_argument("--built", type=Path)
+    parser.add_argument("--passages", action="store_true",
+                        help="with --scale: the graph's passages rather than its relations")
     args = parser.parse_args()
     print("| data | rows | queries | recall@10 | index search ms (p50) | exact search ms (p50) "
           "| index build s |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for size in args.scale:
-        vectors, queries = scale_set(size, args.random)
+        vectors, queries = scale_set(size, args.random, args.passages)
         label = "scale.py, random vector per text" if args.random else "scale.py, hashed words"
-        measure(label, vectors, queries, 1, args.built)
+        kind = "passages" if args.passages else "relations"
+        measure(f"{label}, {kind}", vectors, queries, 1, args.built, kind)
     if args.musique:
         vectors, queries = musique_set()
         measure("MuSiQue relations, MiniLM", vectors, queries, 1_000)
