@@ -164,6 +164,24 @@ def test_records_are_sent_as_rows() -> None:
                          "append": False}
 
 
+def test_uploads_are_sent_as_files_with_their_form() -> None:
+    from hopgraph.client import jobs
+    from hopgraph.serve.jobs import ENDED
+
+    assert jobs.ENDED == ENDED  # the states the client waits for are the server's
+    call = jobs.upload("/graphs/g", [("a.md", b"# A")], "offline", True)
+    assert (call.method, call.path, call.body) == ("POST", "/graphs/g/uploads", None)
+    assert call.multipart() == [("files", ("a.md", b"# A"))]
+    assert call.form == {"extractor": "offline", "append": "true"}
+    assert jobs.job("x/y").path == "/jobs/x%2Fy" and jobs.cancel("j").method == "DELETE"
+    with pytest.raises(UsageError, match="extractor must be one of"):
+        jobs.upload("", [("a.md", b"")], "spacy", False)
+    with pytest.raises(UsageError, match=r"cannot read .*missing\.txt"):
+        jobs.upload("", ["missing.txt"], "auto", False)
+    with pytest.raises(UsageError, match="nothing to upload"):
+        jobs.upload("", [], "auto", False)
+
+
 # --- a real server ---------------------------------------------------------------------------
 
 def _ingested(tmp: Path) -> str:
@@ -320,6 +338,50 @@ def test_async_documents_and_graphs(served: Served) -> None:
             assert "client_async" not in await client.graphs()
             with pytest.raises(NotFound, match="no graph 'client_async'"):
                 await docs.stats()
+
+    asyncio.run(run())
+
+
+def test_files_are_uploaded_to_a_job_and_followed(client: Client, tmp_path: Path) -> None:
+    client.create_graph("client_uploads")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Leonhard Euler studied under Johann Bernoulli in Basel.\n", "utf-8")
+    rows = json.dumps({"passage": "Basel lies on the Rhine.",
+                       "triplets": [["Basel", "lies on", "Rhine"]]}).encode()
+    try:
+        docs = client.with_graph("client_uploads")
+        queued = docs.upload([notes, ("rivers.jsonl", rows), ("bad.pdf", b"not a pdf")])
+        assert queued["graph"] == "client_uploads" and queued["files_total"] == 3
+        job = docs.wait_for_job(queued["id"], timeout=300)
+        assert job["state"] == "done" and job["files_done"] == 3
+        assert [p["file"] for p in job["problems"]] == ["bad.pdf"]  # named; the rest stored
+        assert set(docs.documents()) == set(job["documents"]) == {"notes.txt", "rivers.jsonl"}
+        assert client.job(job["id"]) == job
+        assert job["id"] in [j["id"] for j in client.jobs()]
+        with pytest.raises(Conflict, match="has ended"):  # nothing to stop
+            client.cancel_job(job["id"])
+        with pytest.raises(NotFound):
+            client.job("0123456789abcdef")
+        again = docs.upload([notes], wait=True, timeout=300)  # the same file: unchanged
+        assert again["state"] == "done" and docs.documents()["notes.txt"] == 1
+    finally:
+        client.drop_graph("client_uploads")
+
+
+def test_async_uploads(served: Served) -> None:
+    async def run() -> None:
+        async with AsyncClient(served.url, api_key=KEY, graph="client_async_up") as client:
+            await client.with_graph(None).create_graph("client_async_up")
+            try:
+                job = await client.upload([("a.md", b"# Basel\n\nBasel lies on the Rhine.")],
+                                          extractor="offline", wait=True, timeout=300)
+                assert job["state"] == "done" and job["documents"] == ["a.md"]
+                assert (await client.job(job["id"]))["id"] == job["id"]
+                assert job["id"] in [j["id"] for j in await client.jobs()]
+                with pytest.raises(Conflict, match="has ended"):
+                    await client.cancel_job(job["id"])
+            finally:
+                await client.with_graph(None).drop_graph("client_async_up")
 
     asyncio.run(run())
 

@@ -3,16 +3,19 @@ and read in `calls` and `events`, as for `Client`; only the sending differs."""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import time
 from collections.abc import AsyncIterator, Iterable, Sequence
 from typing import Any, TypeVar
 
 import httpx
 
-from hopgraph.client import calls
+from hopgraph.client import calls, jobs
 from hopgraph.client.calls import Call, Filter, Question, Row
 from hopgraph.client.errors import connection_failed
 from hopgraph.client.events import AnswerBuilder, AskEvent, EventReader, answer_without_llm
+from hopgraph.client.jobs import FileLike
 from hopgraph.client.results import Comparison
 from hopgraph.records import Answer, Retrieval
 
@@ -90,6 +93,34 @@ class AsyncClient:
         """As `Client.add_documents`."""
         return await self._send(calls.add_documents(self._prefix, rows, doc_id, append))
 
+    async def upload(self, files: Iterable[FileLike], *, extractor: str = "auto",
+                     append: bool = False, wait: bool = False, timeout: float = 600.0
+                     ) -> dict[str, Any]:
+        """As `Client.upload`."""
+        job = await self._send(jobs.upload(self._prefix, files, extractor, append))
+        return await self.wait_for_job(job["id"], timeout) if wait else job
+
+    async def job(self, job_id: str) -> dict[str, Any]:
+        """As `Client.job`."""
+        return await self._send(jobs.job(job_id))
+
+    async def jobs(self) -> list[dict[str, Any]]:
+        """As `Client.jobs`."""
+        return await self._send(jobs.jobs())
+
+    async def cancel_job(self, job_id: str) -> dict[str, Any]:
+        """As `Client.cancel_job`."""
+        return await self._send(jobs.cancel(job_id))
+
+    async def wait_for_job(self, job_id: str, timeout: float = 600.0) -> dict[str, Any]:
+        """As `Client.wait_for_job`."""
+        deadline = time.monotonic() + timeout
+        while not jobs.ended(view := await self.job(job_id)):
+            if time.monotonic() > deadline:
+                raise jobs.timed_out(view, timeout)
+            await asyncio.sleep(jobs.POLL_S)  # polling the server's job
+        return view
+
     async def delete_document(self, doc_id: str) -> dict[str, Any]:
         """As `Client.delete_document`."""
         return await self._send(calls.delete_document(self._prefix, doc_id))
@@ -146,7 +177,8 @@ class AsyncClient:
         headers = None if content is None else {"Content-Type": "application/json"}
         try:
             response = await self._http.request(call.method, call.path, content=content,
-                                                headers=headers)
+                                                headers=headers, files=call.multipart(),
+                                                data=call.form)
         except httpx.TransportError as exc:
             raise connection_failed(exc, where, self.timeout) from exc
         return calls.read_reply(call, response.status_code, response.content, where)

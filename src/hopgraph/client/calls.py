@@ -30,13 +30,20 @@ STREAM_ACCEPT = "text/event-stream, application/json"  # /ask: events, or JSON w
 
 @dataclass(frozen=True)
 class Call(Generic[T]):
-    """One request: `method` and `path` (relative to the base URL), its JSON `body`, and
+    """One request: `method` and `path` (relative to the base URL), its JSON `body` (or
+    `files`, (name, content) pairs, with `form` fields, as multipart form data), and
     `parse`, which turns the reply's JSON into the result."""
 
     method: str
     path: str
     parse: Callable[[Any], T]
     body: dict[str, Any] | None = None
+    files: tuple[tuple[str, bytes], ...] | None = None
+    form: dict[str, str] | None = None
+
+    def multipart(self) -> list[tuple[str, tuple[str, bytes]]] | None:
+        """The files as httpx takes them (field `files`), or None for a JSON request."""
+        return None if self.files is None else [("files", part) for part in self.files]
 
 
 def read_reply(call: Call[T], status: int, content: bytes, where: str) -> T:

@@ -5,15 +5,17 @@
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import httpx
 
-from hopgraph.client import calls
+from hopgraph.client import calls, jobs
 from hopgraph.client.calls import Call, Filter, Question, Row
 from hopgraph.client.errors import connection_failed
 from hopgraph.client.events import AnswerBuilder, AskEvent, EventReader, answer_without_llm
+from hopgraph.client.jobs import FileLike
 from hopgraph.client.results import Comparison
 from hopgraph.records import Answer, Retrieval
 
@@ -98,6 +100,39 @@ class Client:
         document is replaced unless `append`. The ingest summary (`IngestSummary.as_dict`)."""
         return self._send(calls.add_documents(self._prefix, rows, doc_id, append))
 
+    def upload(self, files: Iterable[FileLike], *, extractor: str = "auto",
+               append: bool = False, wait: bool = False, timeout: float = 600.0
+               ) -> dict[str, Any]:
+        """Send files (paths, or (name, bytes) pairs: .txt, .md, .pdf, JSON/JSONL rows) to be
+        ingested in a background job on the server; the job (a dict: `id`, `state`,
+        progress, `documents`, `problems`). With `wait`, when it has ended (`wait_for_job`).
+        """
+        job = self._send(jobs.upload(self._prefix, files, extractor, append))
+        return self.wait_for_job(job["id"], timeout) if wait else job
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """One upload job, as the server sees it now; NotFound if unknown."""
+        return self._send(jobs.job(job_id))
+
+    def jobs(self) -> list[dict[str, Any]]:
+        """The most recent upload jobs of the graphs the key may use, newest first."""
+        return self._send(jobs.jobs())
+
+    def cancel_job(self, job_id: str) -> dict[str, Any]:
+        """Ask a job to stop (the file it is storing is finished first); the job. Conflict
+        when it has already ended, NotFound when there is no such job."""
+        return self._send(jobs.cancel(job_id))
+
+    def wait_for_job(self, job_id: str, timeout: float = 600.0) -> dict[str, Any]:
+        """The job once it has ended (done, failed, cancelled or interrupted), looking every
+        half second; TimeoutError if it is still running after `timeout` seconds."""
+        deadline = time.monotonic() + timeout
+        while not jobs.ended(view := self.job(job_id)):
+            if time.monotonic() > deadline:
+                raise jobs.timed_out(view, timeout)
+            time.sleep(jobs.POLL_S)  # polling the server's job, not synchronization
+        return view
+
     def delete_document(self, doc_id: str) -> dict[str, Any]:
         """Delete a document and what only it holds (`Removal.as_dict`); NotFound if absent."""
         return self._send(calls.delete_document(self._prefix, doc_id))
@@ -154,7 +189,8 @@ class Client:
         headers = None if content is None else {"Content-Type": "application/json"}
         try:
             response = self._http.request(call.method, call.path, content=content,
-                                          headers=headers)
+                                          headers=headers, files=call.multipart(),
+                                          data=call.form)
         except httpx.TransportError as exc:
             raise connection_failed(exc, where, self.timeout) from exc
         return calls.read_reply(call, response.status_code, response.content, where)
