@@ -67,6 +67,10 @@ def test_runtime_choice() -> None:
     assert isinstance(make_embedder("local"), OnnxEmbedder)
     int8 = make_embedder("local", runtime="onnx-int8")
     assert isinstance(int8, OnnxEmbedder) and int8.int8 and int8.name.endswith("-int8")
+    named = make_embedder(int8.name)  # the name stored with a graph opens it again
+    assert isinstance(named, OnnxEmbedder) and named.int8 and named.name == int8.name
+    with pytest.raises(UsageError, match="runs only under onnx-int8"):
+        make_embedder(int8.name, runtime="torch")
     with pytest.raises(UsageError, match="unknown embedding runtime 'gpu'") as bad:
         make_embedder("local", runtime="gpu")
     assert "onnx-int8" in str(bad.value)

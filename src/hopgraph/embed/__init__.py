@@ -21,7 +21,9 @@ RUNTIMES = ("auto", "onnx", "onnx-int8", "torch")
 
 def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
                   api_key: str | None = None) -> Embedder:
-    """Build an embedder from a spec: "local" (default) or "openai:MODEL".
+    """Build an embedder from a spec: "local" (default) or "openai:MODEL"; also the names
+    the local model stores with a graph ("local:all-MiniLM-L6-v2", and "…-int8" for the
+    int8 model, which implies runtime "onnx-int8").
 
     `runtime` is how the local model runs: "onnx" (onnxruntime, no torch once exported),
     "onnx-int8" (its int8 quantization: faster, vectors of its own, so graphs of its own),
@@ -32,6 +34,12 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
     if runtime not in RUNTIMES:
         raise UsageError(f"unknown embedding runtime {runtime!r}",
                          fix=f"HOPGRAPH_EMBED_RUNTIME is one of {', '.join(RUNTIMES)}")
+    if spec == f"{LOCAL_NAME}-int8":  # the name a graph built with onnx-int8 stores
+        if runtime not in ("auto", "onnx-int8"):
+            raise UsageError(f"embedder {spec!r} is the int8 model; it runs only under "
+                             f"onnx-int8, not {runtime}",
+                             fix="drop HOPGRAPH_EMBED_RUNTIME, or set it to onnx-int8")
+        spec, runtime = "local", "onnx-int8"
     if spec in ("local", LOCAL_NAME, "all-MiniLM-L6-v2"):
         from hopgraph.embed import onnx
 
