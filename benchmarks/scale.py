@@ -339,8 +339,9 @@ def run_size(size: int, cold: bool, server: str | None) -> dict[str, float] | st
             env = {**os.environ, "HOPGRAPH_CACHE_DIR": tmp}
             done = subprocess.run([sys.executable, __file__, "--stage", stage, str(size), uri],
                                   capture_output=True, text=True, check=False, env=env)
-            if done.returncode != 0:
-                return f"{stage} failed: {done.stderr.strip().splitlines()[-1:]}"
+            if done.returncode != 0:  # the error's own lines, not only the last one
+                print(done.stderr[-4000:], file=sys.stderr, flush=True)
+                return f"{stage} failed (its stderr is above): {done.stderr.strip()[-300:]!r}"
             row.update(json.loads(done.stdout.strip().splitlines()[-1]))
             # Until the process is gone: Milvus Lite finishes building its indexes at exit.
             row[f"{stage}_process_s"] = time.perf_counter() - started
@@ -356,6 +357,8 @@ def main() -> None:
     parser.add_argument("--server", action="store_true",
                         help="run against a Milvus 2.3 standalone server (the `milvus` package) "
                              "started in a temporary folder on 127.0.0.1:19530, not Milvus Lite")
+    parser.add_argument("--port", type=int, default=19530,
+                        help="with --server: its port (the tests' server takes 19530)")
     parser.add_argument("--stage", nargs=3, help=argparse.SUPPRESS)  # worker: STAGE SIZE URI
     args = parser.parse_args()
     if args.stage:
@@ -365,7 +368,7 @@ def main() -> None:
     print("| " + " | ".join(title for _, title, _ in COLUMNS) + " |")
     print("|" + "---:|" * len(COLUMNS))
     rows = []
-    with milvus_server(args.server) as server:
+    with milvus_server(args.server, args.port) as server:
         for size in args.sizes:
             rows.append(report(size, run_size(size, not args.no_cold, server)))
     if args.json:
@@ -383,7 +386,7 @@ def report(size: int, row: dict[str, float] | str) -> dict[str, float] | None:
 
 
 @contextmanager
-def milvus_server(wanted: bool) -> Iterator[str | None]:
+def milvus_server(wanted: bool, port: int = 19530) -> Iterator[str | None]:
     """A Milvus standalone server for the run (its URI), or None for Milvus Lite."""
     if not wanted:
         yield None
@@ -392,6 +395,7 @@ def milvus_server(wanted: bool) -> Iterator[str | None]:
 
     with tempfile.TemporaryDirectory(prefix="hopgraph-scale-server-") as base:
         default_server.set_base_dir(base)
+        default_server.listen_port = port
         default_server.start()
         try:
             yield f"http://127.0.0.1:{default_server.listen_port}"
