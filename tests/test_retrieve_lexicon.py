@@ -265,10 +265,15 @@ def test_a_small_write_leaves_the_file_behind_and_readers_catch_up(
     again = open_graph("behind")
     reopened = results(again, [*questions, "Where did Greta Voss found a school?"])
     again.close()
+    changed = path.read_bytes() != saved_before  # texts it could not use: saved again
+    assert changed == (log == "trimmed")
     # Nothing built from texts or names; the texts scanned only without the log.
     assert built == {**before, "scan": before["scan"] + (log == "trimmed")}
     assert reopened == fresh_results(open_graph, "behind",
                                      [*questions, "Where did Greta Voss found a school?"])
     texts = {p["id"]: p["text"] for got in reopened[:-1] for p in got["passages"]}
     assert "ANNA BERG TAUGHT IN BASEL." in texts.values()
+    scans = built["scan"]
+    open_graph("behind").retrieve(questions[0])
+    assert built["scan"] == scans  # the next process scans nothing either way
     assert "Greta Voss founded a school in Lugano." in texts.values()

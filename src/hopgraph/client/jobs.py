@@ -12,10 +12,10 @@ from typing import Any
 from hopgraph.client.calls import Call, segment
 from hopgraph.client.results import json_object
 from hopgraph.errors import UsageError
+from hopgraph.ingest.extract import EXTRACTORS
 
 ENDED = frozenset({"done", "failed", "cancelled", "interrupted"})  # as `serve.jobs.ENDED`
 POLL_S = 0.5  # between looks at a job that has not ended
-EXTRACTORS = ("auto", "offline", "llm")
 FileLike = str | Path | tuple[str, bytes]
 
 

@@ -34,15 +34,15 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
     if runtime not in RUNTIMES:
         raise UsageError(f"unknown embedding runtime {runtime!r}",
                          fix=f"HOPGRAPH_EMBED_RUNTIME is one of {', '.join(RUNTIMES)}")
-    if spec == f"{LOCAL_NAME}-int8":  # the name a graph built with onnx-int8 stores
+    from hopgraph.embed import onnx  # stdlib imports only; onnxruntime loads on first use
+
+    if spec == onnx.INT8_NAME:  # the name a graph built with onnx-int8 stores
         if runtime not in ("auto", "onnx-int8"):
             raise UsageError(f"embedder {spec!r} is the int8 model; it runs only under "
                              f"onnx-int8, not {runtime}",
                              fix="drop HOPGRAPH_EMBED_RUNTIME, or set it to onnx-int8")
         spec, runtime = "local", "onnx-int8"
     if spec in ("local", LOCAL_NAME, "all-MiniLM-L6-v2"):
-        from hopgraph.embed import onnx
-
         if runtime == "torch" or (runtime == "auto" and not onnx.available()):
             return LocalEmbedder()
         if runtime != "auto" and not onnx.available():

@@ -9,8 +9,10 @@ written only when that pays:
   since the file was saved reach an eighth of the graph's (`STALE_SHARE`), or there is no
   complete file.
 - A write whose process holds none reads the file only when the write itself changes that
-  share of the passages, or there is no file. A small write into a large graph leaves the
-  file behind: reading and saving it cost 15-35 s at 1M relations, for a 10-passage add.
+  share of the passages, or the file is missing or STALE_WRITES behind (so the change log
+  still names what changed since). A small write into a large graph leaves the file
+  behind: reading and saving it cost 15-35 s at 1M relations, for a 10-passage add. (The
+  write's start still reads the file's texts, `texts_into`: 0.3 s at 1M.)
 - The first retriever of a process saves its lexicon when the file lacks texts or is that
   far behind.
 Saved texts join the state's known texts when the graph is at the write they were saved
@@ -39,6 +41,7 @@ from hopgraph.store.writes import Write
 log = logging.getLogger(__name__)
 
 STALE_SHARE = 8  # the file is saved again once 1/8 of the passages changed since
+STALE_WRITES = 100  # or once it is this many writes behind (the change log keeps 1,000)
 
 
 def changed_between(old: LocalBM25, new: LocalBM25) -> int:
@@ -58,6 +61,7 @@ class Keeper:
         self.saved_at = -1  # the write of the file on disk, as far as this process knows
         self.complete = False  # whether that file holds every passage's text
         self.unsaved = 0  # passages changed since that file, as far as this process knows
+        self.unusable_texts = False  # whether the log no longer says which of its texts hold
         self.latest: Callable[[], Any] = lambda: None  # the last retriever built (weakly)
         self._texts_tried: tuple[int, int] = (-1, 0)
         self.spoiled: tuple[int, int] = (-1, 0)  # `applied` of a graph a failed write changed
@@ -90,9 +94,12 @@ class Keeper:
         saved_at, texts = sidecar.texts(self.path, self.store.identity)
         if texts and saved_at < writes:
             touched = self._touched(state, saved_at, writes)
-            texts = {} if touched is None else {
-                pid: text for pid, text in texts.items() if pid not in touched}
-        if texts and saved_at <= writes:
+            if touched is None:  # unusable: the first query saves the file again
+                self.unusable_texts, texts = True, {}
+            else:
+                texts = {pid: text for pid, text in texts.items() if pid not in touched}
+        if texts and saved_at <= writes and state.applied == (writes, CLOSED) and (
+                not state.writing):  # a write may have begun meanwhile (another thread)
             known.update((pid, text) for pid, text in texts.items() if pid not in known)
 
     @staticmethod
@@ -116,7 +123,7 @@ class Keeper:
         passages = len(state.graph.passage_ids)
         if bm25 is None or linker is None:
             if self.last is None and touched * STALE_SHARE < passages and (
-                    self.path.is_file()):
+                    self._behind(state) < STALE_WRITES):
                 log.info("a write of %d passages left the lexicon file %s as it was (a "
                          "reader brings it up to date)", touched, self.path)
                 return None
@@ -147,9 +154,16 @@ class Keeper:
 
         return keep
 
+    def _behind(self, state: GraphState[Any]) -> int:
+        """How many writes the file is behind the graph's last closed one (its header only;
+        a missing or unreadable file is infinitely behind)."""
+        saved = sidecar.load(self.path, self.store.identity, version=VERSION)
+        return state.applied[0] - saved.writes if saved is not None else 1 << 62
+
     def worth_saving(self, passages: int) -> bool:
-        """Whether the file is missing, lacks texts, or is STALE_SHARE behind."""
-        return (self.saved_at < 0 or not self.complete
+        """Whether the file is missing, lacks texts or has texts the log can no longer
+        vouch for, or is STALE_SHARE behind."""
+        return (self.saved_at < 0 or not self.complete or self.unusable_texts
                 or self.unsaved * STALE_SHARE >= max(passages, 1))
 
     def built(self, state: GraphState[Any], retriever: Any, first: bool) -> None:
@@ -184,6 +198,7 @@ class Keeper:
                         "builds it", self.path, type(exc).__name__, exc)
             return
         self.saved_at, self.complete, self.unsaved = writes, complete, 0
+        self.unusable_texts = False
         log.info("saved the lexicon of write #%d to %s in %.2fs", writes, self.path,
                  time.perf_counter() - started)
 
@@ -191,7 +206,7 @@ class Keeper:
         """Forget the lexicon and remove its file (the graph was dropped)."""
         self.path.unlink(missing_ok=True)
         self.last, self.last_at, self.saved_at, self.complete = None, -1, -1, False
-        self.unsaved = 0
+        self.unsaved, self.unusable_texts = 0, False
 
     def current(self, state: GraphState[Any]) -> bool:
         """Whether the last lexicon is of the graph as the state holds it (made when the

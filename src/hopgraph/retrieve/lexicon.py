@@ -3,13 +3,12 @@ query would otherwise build over the whole graph, kept beside the snapshot with 
 texts (`store.sidecar`) so that a new process starts from them.
 
 Both are determined by content: a passage's term counts by its id (the id hashes the
-normalized text that `lexical.tokens` reads), a linker by its entity names in order. So a
-lexicon saved at any write is a starting point that `carried` brings to the graph at the
+normalized text that `bm25_terms.tokens` reads), a linker by its entity names in order. So
+a lexicon saved at any write is a starting point that `carried` brings to the graph at the
 cost of what differs (passages added or removed, by id; names added at the end, else the
 linker is built again), and the result equals a build from scratch. Texts, which a write may
-change under the same id (case, spacing), join the state's known texts only while the graph
-is at the write they were saved at (`Keeper.texts_into`); the state then drops those that a
-change touches, as it does for texts a mirror read.
+change under the same id (case, spacing), join the state's known texts only for passages no
+write since the file's touched (`keeper.Keeper.texts_into`).
 
 When the file is read, made and saved is `retrieve.keeper`'s business.
 """
@@ -30,7 +29,7 @@ from hopgraph.store import MilvusStore, sidecar
 
 log = logging.getLogger(__name__)
 
-# Bump when `lexical.tokens`, `link.match_key` or the trigram index change what they give:
+# Bump when `bm25_terms.tokens`, `link.match_key` or the trigram index change what they give:
 # a saved lexicon of another version is not used. The stopwords are in it as they stand.
 VERSION = "1:" + hashlib.blake2b(" ".join(sorted(STOPWORDS)).encode(), digest_size=4).hexdigest()
 

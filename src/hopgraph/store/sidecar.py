@@ -3,10 +3,11 @@ beside the snapshot (`GRAPH.lexicon.npz`, numpy arrays, no pickle).
 
 It holds passage texts by id, stamped with the graph's write counter like the snapshot, and
 whatever arrays the retrieval layer adds (its BM25 index and entity linker, see
-`retrieve.lexicon`), stamped with that layer's own `version`. Texts are trusted only at the
-write they were saved at: a later write may change a passage's text under the same id. The
-retrieval layer's arrays are keyed by passage id and entity name and are brought up to date
-by what differs, so they serve as a starting point at any write.
+`retrieve.lexicon`), stamped with that layer's own `version`. A later write may change a
+passage's text under the same id, so texts saved at an earlier write are trusted only for
+passages no write since touched (`retrieve.keeper`). The retrieval layer's arrays are
+keyed by passage id and entity name and are brought up to date by what differs, so they
+serve as a starting point at any write.
 
 Saved atomically (temp + rename): a reader sees a whole file, old or new; any problem
 (missing, another graph, another format, unreadable) reads as "nothing saved".
@@ -60,18 +61,18 @@ def save(path: Path, graph: str, writes: int, version: str, texts: dict[str, str
 
 
 def load(path: Path, graph: str, strings: Iterable[str] = (), arrays: Iterable[str] = (),
-         writes: int | None = None, version: str | None = None) -> Saved | None:
+         version: str | None = None) -> Saved | None:
     """The file's stamp and the `strings` and `arrays` asked for, or None (logged) when it
-    is missing, of another graph, of another format, `version` or `writes` (when given),
-    or unreadable."""
+    is missing, of another graph, of another format or `version` (when given), or
+    unreadable."""
     if not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as npz:
             layout, saved_at = (int(v) for v in npz["format"][:2])
             name, saved_version = _strings(npz, "stamp")
-            if (layout, name) != (FORMAT, graph) or (writes is not None and writes != saved_at) \
-                    or (version is not None and version != saved_version):
+            if (layout, name) != (FORMAT, graph) or (
+                    version is not None and version != saved_version):
                 log.info("lexicon file %s is stale (format %d, graph %s, write #%d, version "
                          "%s)", path, layout, name, saved_at, saved_version)
                 return None
