@@ -19,6 +19,10 @@ STARTUP_TIMEOUT_S = 180.0  # cold start is ~10 s; leave room for a slow CI machi
 # few such reads, so at 50 ms a small add takes 0.6 s instead of 2.4 s. Same semantics:
 # docs/server.md suggests the same setting to users whose writes are small and many.
 TIME_TICK_MS = 50
+# The largest reply the proxy sends (`proxy.grpc.serverMaxSendSize`; 64 MB by default, which
+# a page of vectors from a 1M graph passes). Small here, so the tests meet that limit with
+# graphs of thousands of rows (tests/test_store_milvus_server.py).
+SEND_LIMIT_BYTES = 8 * 1024 * 1024
 
 
 def _port_is_busy(port: int) -> bool:
@@ -82,6 +86,7 @@ def start_milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[st
     default_server.set_base_dir(str(base))
     default_server.listen_port = PORT
     default_server.config.set("proxy.timeTickInterval", TIME_TICK_MS)
+    default_server.config.set("proxy.grpc.serverMaxSendSize", SEND_LIMIT_BYTES)
     waits = default_server.wait_for_started
     default_server.wait_for_started = False  # we wait ourselves, watching the process
     try:

@@ -218,3 +218,26 @@ def test_the_access_log_as_json(graph_db: str, local_embedder, caplog) -> None:
                            if r.name == "hopgraph.access"))
     assert set(line) == {"time", "method", "route", "graph", "status", "ms", "key"}
     assert (line["route"], line["status"], line["key"]) == ("/documents", 200, "none")
+
+
+def test_an_unexpected_error_is_a_500_and_its_traceback_is_logged(
+        graph_db: str, local_embedder, monkeypatch, caplog) -> None:
+    """The handler may run outside the `except` block (Starlette calls a plain function in a
+    worker thread), so the traceback must be passed to the log, not looked up there."""
+    rag = GraphRAG(uri=graph_db, embedder=local_embedder)
+
+    def broken(self) -> dict:
+        raise RuntimeError("a bug deep inside")
+
+    monkeypatch.setattr(GraphRAG, "stats", broken)
+    try:
+        app = create_app(GraphService(rag))
+        with TestClient(app, raise_server_exceptions=False) as plain, \
+                caplog.at_level("ERROR", logger="hopgraph.serve.errors"):
+            response = plain.get("/stats")
+    finally:
+        rag.close()
+    assert response.status_code == 500 and _error(response)["code"]
+    assert "a bug deep inside" not in response.text  # logged, never sent
+    logged = [r for r in caplog.records if r.name == "hopgraph.serve.errors"]
+    assert logged and logged[0].exc_info and "a bug deep inside" in str(logged[0].exc_info[1])

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from conftest import BERNOULLI, QUESTION, need
+from milvus_server import SEND_LIMIT_BYTES
+from pymilvus import MilvusClient
 
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
@@ -16,6 +19,7 @@ from hopgraph.errors import StoreError
 from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
 from hopgraph.store.check import check
+from hopgraph.store.collections import Collections
 
 GRAPH = "server_e2e"
 
@@ -96,3 +100,41 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
     finally:
         for each in opened:
             each.close()
+
+
+@pytest.mark.server
+def test_a_scan_over_the_servers_message_limit_reads_on_in_smaller_pages(
+        milvus_server: str) -> None:
+    """The tests' server caps a reply at `SEND_LIMIT_BYTES` (a 2.3 server's default is 64
+    MB, which 16,384 rows of vectors from a 1M graph pass): a scan of more than that
+    still gives every row once."""
+    rows = 12_000  # twice the limit and more: a page over it even if a reply is partial
+    dim = 384
+    pad = "x" * 500
+    assert rows * (4 * dim + len(pad)) > 2 * SEND_LIMIT_BYTES
+    client = MilvusClient(uri=milvus_server, timeout=60)
+    name = "scan_limit_vectors"
+    try:
+        if client.has_collection(name):
+            client.drop_collection(name)
+        client.create_collection(name, dimension=dim, primary_field_name="id",
+                                 id_type="string", max_length=32, auto_id=False,
+                                 num_shards=1)
+        vectors = np.random.default_rng(3).standard_normal((rows, dim)).astype(np.float32)
+        for start in range(0, rows, 1000):
+            client.insert(name, [{"id": f"r{n:05d}", "vector": vectors[n].tolist(),
+                                  "text": f"{n} {pad}"} for n in range(start, start + 1000)])
+        fields = ["id", "text", "vector"]
+        whole = client.query_iterator(name, batch_size=16384, output_fields=fields)
+        with pytest.raises(Exception, match="larger than max"):  # what a plain scan meets
+            whole.next()
+        whole.close()
+        got = list(Collections(milvus_server, "scan_limit", client).scan(name, fields))
+        assert sorted(row["id"] for row in got) == [f"r{n:05d}" for n in range(rows)]
+        for row in got[::997]:
+            n = int(row["id"][1:])
+            assert row["text"] == f"{n} {pad}"
+            assert np.allclose(row["vector"], vectors[n])
+    finally:
+        client.drop_collection(name)
+        client.close()

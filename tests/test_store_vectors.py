@@ -102,3 +102,30 @@ def test_memory_vectors_append_past_the_views_searchers_hold() -> None:
         assert np.array_equal(view, expected)
     vectors.discard()
     assert vectors.rows() == 0 and vectors.read(0) is None
+
+
+def test_writers_of_one_file_never_collide(tmp_path: Path) -> None:
+    """Two graphs of one name open at once (a server's pool reopening one while a request
+    still holds the old) rewrite the same vector file: every rewrite is whole, none fails."""
+    import threading
+
+    path = tmp_path / "g.relations.f32"
+    blocks = [np.full((500, 8), float(n), dtype=np.float32) for n in range(6)]
+    errors: list[BaseException] = []
+
+    def rewrite(block: np.ndarray) -> None:
+        try:
+            for _ in range(40):
+                VectorFile(path, 8).write(block)
+        except BaseException as exc:  # every failure is reported
+            errors.append(exc)
+
+    threads = [threading.Thread(target=rewrite, args=(b,)) for b in blocks]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors[:3]
+    rows = VectorFile(path, 8).read(500)
+    assert rows is not None and any(np.array_equal(rows, b) for b in blocks)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]  # no temp file left

@@ -119,7 +119,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     def internal(request: Request, exc: Exception) -> Response:
-        log.exception("unexpected error in %s %s", request.method, request.url.path)
+        # Starlette may run this handler in a worker thread, outside the `except` block, so
+        # the traceback is passed explicitly rather than read from sys.exc_info().
+        log.error("unexpected error in %s %s", request.method, request.url.path, exc_info=exc)
         return error_response(500, "unexpected server error (logged by the server)")
 
 

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from hopgraph.store.atomic import replace_file, replace_path
 
 log = logging.getLogger(__name__)
 
@@ -134,15 +135,12 @@ class AnnFile:
             return None
 
     def _save_meta(self, rowmap: np.ndarray, rows: int, print_: str) -> None:
-        temp = self.meta_path.with_name(f".{self.meta_path.name}.tmp.npz")
-        np.savez(temp, rowmap=rowmap.astype(np.int64), rows=np.array([rows], np.int64),
-                 fingerprint=np.array([print_]))
-        os.replace(temp, self.meta_path)
+        replace_file(self.meta_path, lambda out: np.savez(
+            out, rowmap=rowmap.astype(np.int64), rows=np.array([rows], np.int64),
+            fingerprint=np.array([print_])))
 
     def _save_index(self, index: Any) -> None:
-        temp = self.path.with_name(f".{self.path.name}.tmp")
-        _faiss().write_index(index, str(temp))
-        os.replace(temp, self.path)
+        replace_path(self.path, lambda temp: _faiss().write_index(index, str(temp)))
 
     def load(self, vectors: np.ndarray) -> Ann | None:
         """The index, if the rows it covers are these vectors' first rows (else None:

@@ -14,8 +14,6 @@ document as an index into the table of document ids.
 from __future__ import annotations
 
 import logging
-import os
-import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
+from hopgraph.store.atomic import replace_file
 
 log = logging.getLogger(__name__)
 
@@ -81,16 +80,8 @@ def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int,
 
 
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Save `arrays` to `path` atomically (a temp file beside it, then a rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".npz")
-    try:
-        with os.fdopen(handle, "wb") as out:
-            np.savez(out, **arrays)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    """Save `arrays` to `path` atomically (`store.atomic`)."""
+    replace_file(path, lambda out: np.savez(out, **arrays))
 
 
 @dataclass

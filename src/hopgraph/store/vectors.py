@@ -19,6 +19,7 @@ import numpy as np
 
 from hopgraph.config import ann_min_rows
 from hopgraph.store.ann import EF_BY_KIND, Ann, AnnFile
+from hopgraph.store.atomic import replace_file
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +54,7 @@ class VectorFile:
         self._replace(vectors)
 
     def _replace(self, vectors: np.ndarray) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        temp = self.path.with_name(f".{self.path.name}.tmp")
-        np.ascontiguousarray(vectors, dtype="<f4").tofile(temp)
-        os.replace(temp, self.path)
+        replace_file(self.path, np.ascontiguousarray(vectors, dtype="<f4").tofile)
 
     def keep(self, mask: np.ndarray) -> bool:
         """Keep only the rows where `mask` is true (atomically); False, changing nothing,

@@ -1,0 +1,37 @@
+"""Replacing a file atomically: write a temp file beside it, then rename it over the file.
+
+Every temp file gets a unique name (`tempfile.mkstemp`), so two writers of the same file --
+two threads, or two processes sharing the cache directory -- never write into one temp file
+or rename each other's: each rename installs one writer's whole file, the last one wins.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+
+def replace_file(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Make `path` hold what `write` writes to an open binary file, atomically."""
+    def into(temp: Path) -> None:
+        with open(temp, "wb") as out:
+            write(out)
+    replace_path(path, into)
+
+
+def replace_path(path: Path, write: Callable[[Path], None]) -> None:
+    """Make `path` hold what `write` writes to the (empty) file at the path it is given,
+    atomically; for writers that take a file name rather than a file object."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(handle)
+    temp = Path(name)
+    try:
+        write(temp)
+        os.replace(temp, path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
