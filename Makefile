@@ -24,7 +24,7 @@ lint: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/pytest -q --durations=20
+	PYTEST=$(BIN)/pytest bash tests/run.sh
 
 clean:
 	rm -rf $(VENV)

@@ -236,3 +236,11 @@ def serving(uri: str, *options: str, env: dict[str, str]) -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(timeout=60)
+
+
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """Every test that uses the tests' Milvus server is marked `server`, whether or not its
+    module says so: `make test` runs `-m server` and `-m "not server"` side by side
+    (tests/run.sh), and only the first may start the one server."""
+    if "milvus_server" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.server)
