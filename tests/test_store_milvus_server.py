@@ -125,7 +125,8 @@ def test_a_scan_over_the_servers_message_limit_reads_on_in_smaller_pages(
             client.insert(name, [{"id": f"r{n:05d}", "vector": vectors[n].tolist(),
                                   "text": f"{n} {pad}"} for n in range(start, start + 1000)])
         fields = ["id", "text", "vector"]
-        whole = client.query_iterator(name, batch_size=16384, output_fields=fields)
+        whole = client.query_iterator(name, batch_size=16384, output_fields=fields,
+                                      consistency_level="Strong")  # every row inserted
         with pytest.raises(Exception, match="larger than max"):  # what a plain scan meets
             whole.next()
         whole.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -111,3 +112,24 @@ def test_snapshot_round_trip_keeps_unicode_and_passage_links(tmp_path: Path) -> 
     assert same_graph(loaded, graph)
     assert loaded.entity_ids == graph.entity_ids  # the same positions, too
     assert snapshot.load(path, "g", 8) is None and snapshot.load(path, "h", 7) is None
+
+
+def test_drop_removes_temp_files_a_killed_writer_left(open_graph) -> None:
+    """Files are replaced through unique temp files (store.atomic); one left by a process
+    killed mid-write goes with its graph, and another graph's stays."""
+    rag = open_graph("left")
+    rag.add([{"passage": "Euler studied in Basel.", "triplets": [["Euler", "studied in",
+                                                                  "Basel"]]}])
+    folder = rag.store.snapshot_path().parent
+    mine = folder / f".{rag.store.graph}.relations.f32.k1ll3d.tmp"
+    other = folder / f".{rag.store.graph}x.relations.f32.k1ll3d.tmp"
+    for path in (mine, other):
+        path.write_bytes(b"half a file")
+    mask = os.umask(0o022)
+    os.umask(mask)
+    files = [p for p in folder.iterdir() if p.name.startswith(f"{rag.store.graph}.")]
+    assert files and all(p.stat().st_mode & 0o777 == 0o666 & ~mask for p in files), [
+        (p.name, oct(p.stat().st_mode)) for p in files]  # as open() makes them, not 0600
+    rag.drop()
+    assert not mine.exists() and other.exists()
+    other.unlink()

@@ -45,6 +45,7 @@ class Collections:
         self._client = client
         self._loaded: set[str] = set()  # collections loaded for reading
         self._strong = threading.local()  # per thread: whether reads must see every write
+        self._page: dict[str, int] = {}  # a scan's page per collection, once one was too large
 
     @property
     def _reads(self) -> str:
@@ -121,11 +122,12 @@ class Collections:
 
         A server refuses to send a page over its gRPC limit (`proxy.grpc.serverMaxSendSize`,
         64 MB on Milvus 2.3; 16,384 rows of vectors from a large graph pass it): the scan
-        then goes on from the last row it gave, in pages a quarter the size. The iterator
-        pages in primary-key order, so no row is given twice or skipped."""
+        then goes on from the last row it gave, in pages a quarter the size (and later
+        scans of that collection start at that size). The iterator pages in primary-key
+        order, so no row is given twice or skipped."""
         self.ensure_loaded(collection)
         wanted = fields if "id" in fields else ["id", *fields]
-        page, after = _PAGE, None
+        page, after = self._page.get(collection, _PAGE), None
         with self._failures(f"scanning {collection}"):
             while True:
                 try:
@@ -136,7 +138,7 @@ class Collections:
                 except Exception as exc:
                     if page <= _MIN_PAGE or not _too_large(exc):
                         raise
-                    page = max(_MIN_PAGE, page // 4)
+                    page = self._page[collection] = max(_MIN_PAGE, page // 4)
                     log.info("a page of %s was too large for the server to send; "
                              "reading on in pages of %d rows", collection, page)
 
@@ -146,7 +148,7 @@ class Collections:
         time, in primary-key order."""
         iterator = self._client.query_iterator(
             collection, batch_size=page, output_fields=fields, consistency_level=self._reads,
-            filter="" if after is None else f"id > {json.dumps(after)}")
+            filter="" if after is None else f"id > {json.dumps(after, ensure_ascii=False)}")
         try:
             while rows := iterator.next():
                 yield from (dict(row) for row in rows)

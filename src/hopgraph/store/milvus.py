@@ -158,7 +158,8 @@ class MilvusStore(Collections):
         """Delete the graph's collections, and its snapshot and vector files here; returns
         whether anything was there."""
         snapshot = self.snapshot_path()
-        for path in (snapshot, *snapshot.parent.glob(f"{self.graph}.*.f32")):
+        for path in (snapshot, *snapshot.parent.glob(f"{self.graph}.*.f32"),
+                     *snapshot.parent.glob(f".{self.graph}.*.tmp")):  # store.atomic's
             path.unlink(missing_ok=True)
         found = False
         with self._failures("dropping the graph"):
