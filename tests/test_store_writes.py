@@ -48,6 +48,26 @@ def test_a_part_settles_when_the_next_one_exists(open_graph) -> None:
     assert log.pending(1, WHOLE).settled == []
 
 
+def test_since_reads_exactly_the_parts_after_a_point(open_graph) -> None:
+    """`since` asks Milvus only for the rows after (seq, part): the same parts, in the same
+    order, as filtering the whole log, at every point (including -1 and WHOLE)."""
+    store = open_graph("since").store
+    log = ChangeLog(store, store.changes)
+    written = []
+    for seq, size in ((1, 3), (2, 12), (3, 1), (11, 2)):  # 11 > 9: ids are zero-padded
+        parts = parts_of(seq, 0, "relations", [f"r{seq}-{i}" for i in range(size)],
+                         [f"d{seq}"])
+        parts += ending(seq, len(parts), "done", "me", [f"d{seq}"])
+        log.append(parts)
+        written += parts
+    keys = sorted(p.key for p in written)
+    points = [(0, -1), (0, WHOLE), *[(s, p) for s, p in keys], *[(s, -1) for s, _ in keys],
+              *[(s, WHOLE) for s, _ in keys], (2, 1), (5, 0), (11, 99), (12, -1)]
+    for seq, part in points:
+        got = [p.key for p in log.since(seq, part)]
+        assert got == [k for k in keys if k > (seq, part)], (seq, part)
+
+
 def _lease(store, seconds: float = 30.0, clock=time.time) -> WriterLease:
     return WriterLease(store, store.writers, seconds, single_process=False, clock=clock)
 
