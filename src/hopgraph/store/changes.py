@@ -127,8 +127,9 @@ class ChangeLog:
 
     def since(self, seq: int, part: int = -1) -> list[Part]:
         """Every part after (`seq`, `part`), in order (read strong). Only those rows are
-        read: a follower looks on every query, and the parts of a large write it applied
-        already (a 1M-relation ingest logs ~30 MB of ids) cost ~1 s to read and parse."""
+        read: a follower looks before queries (at most every `FOLLOW_SECONDS`), and the parts
+        of a large write it applied already (a 1M-relation ingest logs ~30 MB of ids) cost
+        ~1 s to read and parse."""
         seq, part = int(seq), int(part)
         if part < 0:
             condition = f"seq >= {seq}"
