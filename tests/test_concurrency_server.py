@@ -22,6 +22,7 @@ from conftest import run_process
 
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
+from hopgraph.store.changes import ChangeLog
 from hopgraph.store.check import check
 
 WORKER = Path(__file__).with_name("concurrency_worker.py")
@@ -172,6 +173,46 @@ def test_a_writer_killed_mid_write_is_completed_by_a_rerun(
                       [doc(5), doc(1) + doc(3)[:1], doc(2)])
     assert rows(rag) == rows(expected)
     expected.close()
+
+
+def test_reads_follow_other_processes_with_quick_looks(
+        milvus_server: str, fresh: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reads look at the change log with a session read (no wait for the server's time
+    tick) and read it strong only when that shows a part the last strong look did not: a
+    quiet log costs no strong read, and another process's write, whole or killed midway,
+    still reaches this process's graph, which ends equal to what Milvus holds."""
+    rag = fresh("quick", drop=True)
+    rag.add(doc(1))
+    rag.follow_seconds = 0  # every read looks
+    strong: list[tuple] = []
+    since = ChangeLog.since
+    monkeypatch.setattr(ChangeLog, "since",
+                        lambda self, *point: strong.append(point) or since(self, *point))
+    for _ in range(3):
+        rag.retrieve("Who taught in Basel?")
+    assert strong == []
+
+    def followed(unfinished: set[str]) -> None:
+        deadline = time.monotonic() + CONVERGE_S
+        while True:  # polling the reader, not synchronization
+            rag.retrieve("Who taught in Basel?")
+            held = set(rows(rag)[0])
+            if set(rag.graph.passage_ids) == held and set(rag.unfinished()) == unfinished:
+                return
+            assert time.monotonic() < deadline, (sorted(held), rag.unfinished())
+            time.sleep(0.1)
+
+    code, out = finish(worker(milvus_server, "quick", [["add", doc(2)]]))
+    assert code == 0, out
+    followed(set())
+    assert strong  # the new parts were read strong
+    strong.clear()
+    rag.retrieve("Who taught in Basel?")
+    assert strong == []
+    code, out = finish(worker(milvus_server, "quick", [["add", doc(3)]], kill_at=3,
+                              env={"HOPGRAPH_LEASE_SECONDS": "3"}))
+    assert code == -9, out
+    followed({"d3"})  # the rows it wrote before it died, announced as under way
 
 
 def _free_port() -> int:

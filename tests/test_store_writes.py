@@ -12,6 +12,7 @@ import time
 import pytest
 
 from hopgraph.errors import StoreError
+from hopgraph.store import changes
 from hopgraph.store.changes import PART_BYTES, WHOLE, ChangeLog, ending, parts_of
 from hopgraph.store.lease import WriterLease
 
@@ -66,6 +67,31 @@ def test_since_reads_exactly_the_parts_after_a_point(open_graph) -> None:
     for seq, part in points:
         got = [p.key for p in log.since(seq, part)]
         assert got == [k for k in keys if k > (seq, part)], (seq, part)
+
+
+def test_a_quick_look_is_quiet_only_when_the_last_strong_look_saw_every_part(
+        open_graph, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`quiet` (a session read of the keys) is True only when `pending` already read every
+    part after the point; a write under way is read strong again every UNDER_WAY_SECONDS."""
+    store = open_graph("quiet").store
+    log = ChangeLog(store, store.changes)
+    assert not log.quiet(0, WHOLE)  # never looked strongly
+    log.append([*parts_of(1, 0, "passages", ["p1"], ["d1"]), *ending(1, 2, "done", "me")])
+    pending = log.pending(0, WHOLE)
+    assert pending.last == (1, 2) and not pending.open
+    assert log.quiet(0, WHOLE) and log.quiet(1, WHOLE)  # nothing the strong look missed
+    log.append(parts_of(2, 0, "entities", ["e1"], ["d2"]))  # a write under way
+    assert not log.quiet(1, WHOLE)  # new parts: a strong look is due
+    pending = log.pending(1, WHOLE)
+    assert pending.open == {2: {"d2"}}
+    monkeypatch.setattr(changes, "UNDER_WAY_SECONDS", 3600.0)
+    assert log.quiet(1, WHOLE)  # the same parts, looked at strongly just now
+    monkeypatch.setattr(changes, "UNDER_WAY_SECONDS", 0.0)
+    assert not log.quiet(1, WHOLE)  # its announced rows may have come since: look again
+    monkeypatch.setattr(changes, "UNDER_WAY_SECONDS", 3600.0)
+    log.append(ending(2, 2, "stopped", "me"))
+    assert not log.quiet(1, WHOLE)  # the end part is new
+    assert log.pending(1, WHOLE).closed and log.quiet(2, WHOLE)
 
 
 def _lease(store, seconds: float = 30.0, clock=time.time) -> WriterLease:

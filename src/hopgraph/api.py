@@ -199,17 +199,17 @@ class GraphRAG:
         ids = [doc_ids] if isinstance(doc_ids, str) else list(dict.fromkeys(doc_ids))
         return sync.delete_documents(self.state, ids, self.waiting)
 
-    def refresh(self) -> bool:
-        """Apply what other processes wrote since this one last looked (a few strong reads
-        when nothing changed; the cost of the change otherwise); returns whether the graph
-        changed. Reads do this by themselves with a server (`follow_seconds`)."""
+    def refresh(self, quick: bool = False) -> bool:
+        """Apply what other processes wrote since this one last looked; whether the graph
+        changed. `quick`: not when a session read finds nothing new (it can miss a write
+        of the last ~0.5 s), as reads do by themselves with a server (`follow_seconds`)."""
         self._followed = time.monotonic()
-        return self.state.refresh()
+        return self.state.refresh(quick)
 
     def _follow(self) -> None:
         if (not self.store.is_local
                 and time.monotonic() - self._followed >= self.follow_seconds):
-            self.refresh()
+            self.refresh(quick=True)
 
     def unfinished(self) -> dict[str, str]:
         """Documents a write left partial (it stopped, or is under way), with why, as of

@@ -87,7 +87,7 @@ class GraphService:
         """Apply other processes' writes now; returns whether a new version was swapped in."""
         with self._writes:
             before = self.rag.state.unfinished
-            changed = self.rag.refresh() or self.rag.state.unfinished != before
+            changed = self.rag.refresh(quick=True) or self.rag.state.unfinished != before
             if changed:
                 self._current = self._version()
             return changed

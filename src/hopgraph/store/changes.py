@@ -16,6 +16,7 @@ after a newer part touched the same id, leaves it with what Milvus holds.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,6 +29,7 @@ KEEP_WRITES = 1000  # closed writes kept in the log; a follower further behind r
 _FIELDS = ["id", "seq", "value"]
 _PAGE = 16384
 _PART_LIMIT = 10**6  # part numbers of six digits keep ids in (seq, part) order
+UNDER_WAY_SECONDS = 5.0  # a write under way is looked at strongly at least this often
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,21 @@ def ending(seq: int, first: int, outcome: str, who: str, completed: Iterable[str
     return [*parts, Part(seq, first + len(parts), "end", outcome=outcome, who=who)]
 
 
+def _after(seq: int, part: int) -> str:
+    """The filter of the log rows after (`seq`, `part`) (a few more when part < 0)."""
+    if part < 0:
+        return f"seq >= {seq}"
+    if part < _PART_LIMIT:  # a row's id orders as (seq, part): both zero-padded
+        return f'seq > {seq} or (seq == {seq} and id > "{Part(seq, part, "").id}")'
+    return f"seq > {seq}"
+
+
+def _key(row: dict[str, Any]) -> tuple[int, int]:
+    """A log row's (seq, part), from its id alone."""
+    seq, part = str(row["id"]).split(".")
+    return int(seq), int(part)
+
+
 def _packed(names: list[str]) -> list[list[str]]:
     """`names` in groups whose JSON stays under PART_BYTES."""
     groups: list[list[str]] = []
@@ -120,6 +137,9 @@ class ChangeLog:
     def __init__(self, store: Collections, collection: str) -> None:
         self.store = store
         self.collection = collection
+        self._seen: set[tuple[int, int]] | None = None  # parts the last `pending` read
+        self._seen_at = 0.0  # when (time.monotonic)
+        self._under_way = False  # whether it found a write under way
 
     def append(self, parts: Iterable[Part]) -> None:
         """Add parts (upserted: writing a part again is harmless)."""
@@ -131,20 +151,34 @@ class ChangeLog:
         of a large write it applied already (a 1M-relation ingest logs ~30 MB of ids) cost
         ~1 s to read and parse."""
         seq, part = int(seq), int(part)
-        if part < 0:
-            condition = f"seq >= {seq}"
-        elif part < _PART_LIMIT:  # a row's id orders as (seq, part): both zero-padded
-            condition = f'seq > {seq} or (seq == {seq} and id > "{Part(seq, part, "").id}")'
-        else:
-            condition = f"seq > {seq}"
-        rows = self.store.where(self.collection, condition, _FIELDS, _PAGE)
+        rows = self.store.where(self.collection, _after(seq, part), _FIELDS, _PAGE)
         parts = sorted((Part.from_row(r) for r in rows), key=lambda p: p.key)
         return [p for p in parts if p.key > (seq, part)]
+
+    def quiet(self, seq: int, part: int = -1) -> bool:
+        """Whether a quick look finds nothing after (`seq`, `part`) that the last `pending`
+        did not: then a strong look would find nothing to apply either.
+
+        The quick look is a session read of the part keys alone. It does not wait for the
+        server's time tick, as a strong read does: ~3 ms against ~400 ms on a Milvus 2.3
+        server with its default tick. It may miss parts written within the last tick or
+        so; the next look finds them. A write under way announces each part before it
+        writes that part's rows, so while one is seen, a strong look is due at least every
+        UNDER_WAY_SECONDS (`pending` reads the rows of its last part again each time)."""
+        if self._seen is None or (self._under_way and
+                                  time.monotonic() - self._seen_at >= UNDER_WAY_SECONDS):
+            return False
+        seq, part = int(seq), int(part)
+        rows = self.store.where(self.collection, _after(seq, part), ["id"], _PAGE,
+                                strong=False)
+        found = {key for key in map(_key, rows) if key > (seq, part)}
+        return found <= self._seen
 
     def pending(self, seq: int, part: int = -1) -> Pending:
         """What a follower that applied everything up to (`seq`, `part`) has still to do."""
         result = Pending(last=(seq, part))
         parts = self.since(seq, part)
+        self._seen, self._seen_at = {p.key for p in parts}, time.monotonic()
         ended = {p.seq for p in parts if p.kind == "end"}
         by_seq: dict[int, list[Part]] = {}
         for p in parts:
@@ -161,6 +195,7 @@ class ChangeLog:
             if len(group) > 1:
                 result.last = group[-2].key
             break  # a later write cannot start before this one is closed
+        self._under_way = bool(result.open)
         return result
 
     def trim(self, below: int) -> None:

@@ -142,18 +142,18 @@ class GraphState(Generic[R]):
         return self.vectors.indexes(sizes(self.graph))
 
     def keep_vectors(self, matrices: dict[str, np.ndarray]) -> None:
-        """Keep vectors read back from Milvus (graph order, by kind): on disk for the next
-        process on Milvus Lite, in memory with a server."""
+        """Keep vectors read back from Milvus (graph order, by kind): on disk on Lite."""
         self.vectors.keep(matrices)
         if self.store.is_local and self.applied[1] == CLOSED:
             self._save_snapshot(self.graph, self.applied[0])
 
     # --- following other processes ----------------------------------------------------------
 
-    def refresh(self) -> bool:
-        """Apply what other processes wrote since `applied` (settled change-log parts);
-        returns whether the graph changed. A process that fell further behind than the log
-        keeps reloads the graph."""
+    def refresh(self, quick: bool = False) -> bool:
+        """Apply other processes' settled change-log parts after `applied`; whether the
+        graph changed. Behind the log's start: reloads. `quick`: first a quick look (`quiet`)."""
+        if quick and self.log.quiet(*self.applied):
+            return False
         with self.store.strong_reads():
             pending = self.log.pending(*self.applied)
             self._note_under_way(pending.open, {p.seq for p in pending.closed})
