@@ -67,3 +67,50 @@ def test_default_retrieval_is_unchanged_while_no_hub_reaches_the_cap(open_graph,
     capped = run("2")  # the companies and cities are hubs now
     assert any(any("hub entities" in note for note in notes) for _, _, notes in capped)
     assert all(len(passages) == 5 for passages, _, _ in capped)
+
+
+def test_with_a_hub_the_questions_best_come_from_the_one_pool_search() -> None:
+    graph = hub_graph()
+    ranked = {r: 1.0 - r / 100 for r in range(14)}  # best first
+    asked: list[int] = []
+
+    def question_best(n: int) -> dict[int, float]:
+        asked.append(n)
+        return dict(list(ranked.items())[:n])
+
+    steps = Steps(graph, question_best, cap=4)  # 'Hub' (12 relations) is over the cap
+    assert steps.best(3) == dict(list(ranked.items())[:3])
+    steps.of([graph.entity_index["Hub"]])
+    assert asked == [4]  # one search served both
+    assert steps.best(6) == dict(list(ranked.items())[:6]) and asked == [4, 6]  # over the pool
+    no_hub = Steps(graph, question_best, cap=12)
+    assert no_hub.best(3) == dict(list(ranked.items())[:3]) and asked == [4, 6, 3]
+
+
+def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
+                                                                    monkeypatch) -> None:
+    """With hubs, the question's best relations are taken from the hub pool's search: the
+    same retrievals as with a search of their own, one relation search fewer."""
+    rag = open_graph(graph="pooled")
+    rag.add(records(300))  # each company has ~44 relations
+    monkeypatch.setenv("HOPGRAPH_FANOUT", "20")  # the companies are hubs; the pool is 20
+    questions = ["Which city is the employer of Person 42 in?", "Who works for Company 3?",
+                 "Where is the company of the person born in Town 5?"]
+    search = rag.retriever.search
+    searches: list[int] = []
+    relations = search.relations
+    monkeypatch.setattr(search, "relations",
+                        lambda qvecs, limit, scope=None: searches.append(limit)
+                        or relations(qvecs, limit, scope))
+
+    def run() -> list[tuple]:
+        found = [rag.retrieve(q, top_k=5) for q in questions]
+        return [([(p.id, p.score) for p in r.passages], r.bridges, r.notes) for r in found]
+
+    shared = run()
+    assert all(any("hub entities" in note for note in notes) for _, _, notes in shared)
+    pooled = len(searches)
+    searches.clear()
+    monkeypatch.setattr(Steps, "best", lambda self, n: self._best(n))
+    assert run() == shared
+    assert len(searches) == pooled + len(questions)

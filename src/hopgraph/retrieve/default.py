@@ -31,8 +31,8 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     graph = ctx.graph
     linked = {m.index for m in matches}
     with clock.stage("search_graph"):
-        scores = ctx.search.relations(qvec, bridge.RELATION_POOL)[0]
         steps = fanout.Steps(graph, lambda n: ctx.search.relations(qvec, n)[0])
+        scores = steps.best(bridge.RELATION_POOL)
         own = [r for r in steps.of(sorted(linked)).tolist() if r not in scores]
         scores.update(ctx.search.score_relations(qvec, own))
     with clock.stage("bridges"):

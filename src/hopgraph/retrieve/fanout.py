@@ -37,6 +37,7 @@ class Steps:
         self.cap = fanout() if cap is None else cap
         self._best = best
         self._pool: np.ndarray | None = None  # the question's best relations, best first
+        self._pool_scores: dict[int, float] | None = None  # the same, with their scores
         self.capped: list[int] = []  # hubs met, for the retrieval's notes
 
     def of(self, entities: list[int]) -> np.ndarray:
@@ -62,10 +63,25 @@ class Steps:
         if entity not in self.capped:
             self.capped.append(entity)
         if self._pool is None:
-            best = self._best(min(self.cap, HUB_POOL))
+            best = self._pooled()
             self._pool = np.fromiter(best, dtype=np.int64, count=len(best))
         at = np.minimum(np.searchsorted(rels, self._pool), len(rels) - 1)
         pooled = self._pool[rels[at] == self._pool][:self.cap]
         head = rels[:self.cap]  # enough to fill up to the cap once the pooled are skipped
         rest = head[~np.isin(head, pooled)][:self.cap - len(pooled)]
         return np.concatenate([pooled, rest]).astype(np.int64)
+
+    def best(self, n: int) -> dict[int, float]:
+        """The question's `n` best relations, best first. In a graph with a hub, the first
+        `n` of the pool a hub's step needs, found with it in one search (with a server, a
+        search less per question); else a search of its own."""
+        matrix = self.graph.incidence
+        if (self.cap and n <= min(self.cap, HUB_POOL) and len(matrix.indptr) > 1
+                and int(np.diff(matrix.indptr).max()) > self.cap):
+            return dict(list(self._pooled().items())[:n])
+        return self._best(n)
+
+    def _pooled(self) -> dict[int, float]:
+        if self._pool_scores is None:
+            self._pool_scores = self._best(min(self.cap, HUB_POOL))
+        return self._pool_scores
