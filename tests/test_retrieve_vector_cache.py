@@ -38,3 +38,55 @@ def test_a_write_keeps_the_searchers_cache(open_graph) -> None:
     rag.add(records(25)[20:])  # a write: a new retriever, the same vectors by id
     assert rag.retriever.search is not searcher
     assert rag.retriever.search.vector_cache is searcher.vector_cache
+
+
+def test_ids_are_admitted_the_second_time_they_are_wanted() -> None:
+    cache = VectorCache()
+    assert cache.admit(["a", "b"]) == []  # wanted once: remembered
+    assert cache.admit(["b", "c"]) == ["b"]  # wanted again: to fetch and keep
+    assert cache.admit(["b"]) == []  # handed out once; kept from now on by `get`
+
+
+def test_relations_are_scored_alike_by_milvus_fetched_vectors_and_the_cache(
+        open_graph, monkeypatch) -> None:
+    """The first time, Milvus scores the relations (a filtered search; ids it leaves out
+    are fetched), the second time their vectors are fetched, then they come from the
+    cache: the same relations, the same scores every time."""
+    from test_store_ann import records
+
+    from hopgraph.retrieve import search as search_module
+
+    rag = open_graph(graph="vscores", memory_limit=0)
+    rag.add(records(40))
+    rag.retrieve("Where was Person 3 born?")
+    searcher = rag.retriever.search
+    assert isinstance(searcher, MilvusSearcher)
+    searcher.vector_cache = VectorCache()
+    searcher._relation_vectors = None  # as in a server process that did not write them
+    monkeypatch.setattr(search_module, "SCORED_THERE", 0)
+    graph, store = rag.graph, rag.store
+    qvec = rag.embedder.embed(["Who works for Company 3?"])[0]
+    wanted = list(range(len(graph.relations)))
+    stored = store.vectors(store.relations, [graph.relation_ids[r] for r in wanted])
+    matrix = np.vstack([stored[graph.relation_ids[r]] for r in wanted])
+    expected = (matrix / np.linalg.norm(matrix, axis=1, keepdims=True)) @ (
+        qvec / np.linalg.norm(qvec))
+    fetched: list[int] = []
+    vectors = store.vectors
+    monkeypatch.setattr(store, "vectors", lambda c, ids: fetched.append(len(ids))
+                        or vectors(c, ids))
+    for round_ in range(3):
+        scores = searcher.score_relations(qvec, wanted)
+        assert sorted(scores) == wanted, round_
+        assert np.allclose([scores[r] for r in wanted], expected, atol=1e-5), round_
+        assert len(searcher.vector_cache) == (0 if round_ == 0 else len(wanted)), round_
+    assert sum(fetched) == len(wanted)  # once: the ids Lite's search left out, then the rest
+    # Ids the filtered search leaves out are fetched and scored here.
+    searcher.vector_cache = VectorCache()
+    scores_of = store.scores
+    monkeypatch.setattr(store, "scores", lambda c, v, ids: dict(
+        list(scores_of(c, v, ids).items())[::2]))
+    scores = searcher.score_relations(qvec, wanted)
+    assert sorted(scores) == wanted
+    assert np.allclose([scores[r] for r in wanted], expected, atol=1e-5)
+    assert len(searcher.vector_cache) == len(wanted) // 2

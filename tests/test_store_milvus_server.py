@@ -72,6 +72,13 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
             assert [p.id for p in found] == [p.id for p in expected], method
         assert isinstance(mirrored.retriever.search, MemorySearcher)
         mirrored.close()
+        # The server scores relations by id (a filtered search) as their vectors do.
+        qvec = local_embedder.embed([QUESTION])[0]
+        ids = list(rag.graph.relation_ids)
+        by_server = rag.store.scores(rag.store.relations, qvec, ids)
+        assert sorted(by_server) == sorted(ids)
+        by_vectors = rag.retriever.search.score_relations(qvec, list(range(len(ids))))
+        assert max(abs(by_server[ids[r]] - s) for r, s in by_vectors.items()) < 1e-5
 
         # Documents on a server: the same passages again as document "extra" (sharing every
         # relation and entity), replaced by half of them, then deleted: back to the file's

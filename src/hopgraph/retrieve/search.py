@@ -35,6 +35,7 @@ from hopgraph.store.vectors import KINDS
 
 log = logging.getLogger(__name__)
 SCORED_HERE = 20_000  # rows of a scope up to which Milvus searches are scored in-process
+SCORED_THERE = 256  # relations not held here from which Milvus scores them (no vectors sent)
 
 __all__ = ["MemorySearcher", "MilvusSearcher", "Searcher", "make_searcher"]
 
@@ -107,22 +108,33 @@ class MilvusSearcher:
         return self._indexed(hits, self.graph.relation_index)
 
     def score_relations(self, qvec: np.ndarray, relations: list[int]) -> dict[int, float]:
-        """Cosine of one query vector to each given relation, from their stored vectors.
-
-        Not a filtered search: Milvus's index may leave rows out of one (measured on Milvus
-        Lite: 562 of 1,555 relations scored), and every relation asked about needs a score.
+        """Cosine of one query vector to each given relation: from their vectors when they
+        are on disk or kept (`vector_cache`), else scored by Milvus (a search filtered to
+        their ids, when there are at least SCORED_THERE, the first time they are wanted).
+        A filtered search may leave rows out (measured on Milvus Lite: 562 of 1,555
+        relations scored); their vectors are fetched, as every relation needs a score.
         """
         if not relations:
             return {}
         if self._relation_vectors is not None:  # rows on disk: no Milvus round trip per id
             return _cosines(qvec, np.asarray(self._relation_vectors[relations]), relations)
         ids = [self.graph.relation_ids[r] for r in relations]
-        stored = self.vector_cache.get(
-            ids, lambda wanted: self.store.vectors(self.store.relations, wanted))
+        stored = self.vector_cache.cached(ids)
+        missing = [rid for rid in ids if rid not in stored]
+        scored: dict[str, float] = {}
+        if len(missing) >= SCORED_THERE:  # new ones scored by Milvus (vector_cache.admit)
+            again = set(self.vector_cache.admit(missing))
+            scored = self.store.scores(self.store.relations, qvec,
+                                       [rid for rid in missing if rid not in again])
+        stored.update(self.vector_cache.get(
+            [rid for rid in missing if rid not in scored],
+            lambda wanted: self.store.vectors(self.store.relations, wanted)))
         found = [(r, stored[rid]) for r, rid in zip(relations, ids, strict=True) if rid in stored]
-        if not found:
-            return {}
-        return _cosines(qvec, np.vstack([v for _, v in found]), [r for r, _ in found])
+        result = _cosines(qvec, np.vstack([v for _, v in found]), [r for r, _ in found]
+                          ) if found else {}
+        result.update((r, scored[rid]) for r, rid in zip(relations, ids, strict=True)
+                      if rid in scored)
+        return result
 
     def entities(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
                  ) -> list[dict[int, float]]:
