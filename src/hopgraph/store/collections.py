@@ -20,21 +20,19 @@ from pymilvus.exceptions import MilvusException
 from hopgraph.errors import StoreError
 from hopgraph.records import Hit
 from hopgraph.store import schema
+from hopgraph.store.pages import pages, too_large
 
 log = logging.getLogger(__name__)
 
 _BATCH = 1000
 _PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
-_SCORED = 4096  # ids per search that scores rows by id (`scores`)
+_SCORED = 4096  # ids per search of `scores`
 _MIN_PAGE = 64  # the smallest page a scan shrinks to when a reply is over the gRPC limit
-# Reads of vectors give float32 NumPy rows (`strict_float32`), not lists of Python floats:
-# 8,000 relation vectors from a 2.3 server in ~310 ms rather than ~560 (same values).
-# Reads see this client's own writes ("Session"), not necessarily another process's last
-# ones. "Strong" made every read on a Milvus 2.3 server wait ~200 ms for the cluster's time
-# tick (measured: a search 200 ms Strong vs 6 ms Session). The meta row (`MilvusStore.meta`),
-# which carries the write counter other processes bump, is still read Strong, and so is
-# everything a writer reads while it holds the writer lease (`strong_reads`), and the lease
-# and change-log rows.
+# Vectors are read as float32 arrays (`strict_float32`): ~310 ms for 8,000 on a 2.3 server,
+# ~560 as Python floats. Reads see this client's own writes ("Session"): a Strong read on a
+# 2.3 server waits for its time tick (a search: 200 ms Strong, 6 ms Session). The meta row
+# (the write counter), the lease and change-log rows, and all a writer reads under the
+# writer lease (`strong_reads`) are read Strong.
 _READS = "Session"
 _STRONG = "Strong"
 
@@ -135,30 +133,17 @@ class Collections:
         with self._failures(f"scanning {collection}"):
             while True:
                 try:
-                    for row in self._pages(collection, wanted, page, after):
+                    for row in pages(self._client, collection, wanted, page, after,
+                                     self._reads):
                         after = row["id"]
                         yield row
                     return
                 except Exception as exc:
-                    if page <= _MIN_PAGE or not _too_large(exc):
+                    if page <= _MIN_PAGE or not too_large(exc):
                         raise
                     page = self._page[collection] = max(_MIN_PAGE, page // 4)
                     log.info("a page of %s was too large for the server to send; "
                              "reading on in pages of %d rows", collection, page)
-
-    def _pages(self, collection: str, fields: list[str], page: int,
-               after: str | None) -> Iterator[dict[str, Any]]:
-        """The rows of a collection whose id is after `after` (all if None), `page` at a
-        time, in primary-key order."""
-        iterator = self._client.query_iterator(
-            collection, batch_size=page, output_fields=fields, consistency_level=self._reads,
-            filter="" if after is None else f"id > {json.dumps(after, ensure_ascii=False)}",
-            strict_float32=True)
-        try:
-            while rows := iterator.next():
-                yield from (dict(row) for row in rows)
-        finally:
-            iterator.close()
 
     def where(self, collection: str, condition: str, fields: list[str],
               limit: int = _PAGE, strong: bool = True) -> list[dict[str, Any]]:
@@ -228,11 +213,9 @@ class Collections:
 
     def scores(self, collection: str, vector: np.ndarray, ids: Sequence[str]
                ) -> dict[str, float]:
-        """Cosine of one vector to rows by id, computed by Milvus (a search filtered to
-        those ids): 4-byte scores cross the wire, not 1.5 KB vectors. A filtered search
-        over an index may leave rows out (HNSW, when the filter keeps many of a segment's
-        rows; a 2.3 server scores the few it keeps exactly), so the ids missing from the
-        result are the caller's to score otherwise."""
+        """Cosine of one vector to rows by id, by Milvus (a search filtered to the ids: 4-byte
+        scores cross the wire, not vectors). It may leave rows out (HNSW, when the filter keeps
+        much of a segment): the caller scores those otherwise."""
         found: dict[str, float] = {}
         for start in range(0, len(ids), _SCORED):
             batch = list(ids[start : start + _SCORED])
@@ -302,11 +285,3 @@ class Collections:
                 total += len(batch)
         return total
 
-
-def _too_large(exc: BaseException) -> bool:
-    """Whether a read failed because its reply was over the server's gRPC message limit
-    (pymilvus passes the gRPC error on as it is: status RESOURCE_EXHAUSTED)."""
-    code = getattr(exc, "code", None)
-    status = code() if callable(code) else code
-    return getattr(status, "name", None) == "RESOURCE_EXHAUSTED" or \
-        "larger than max" in str(exc)
