@@ -185,10 +185,20 @@ def test_every_relation_asked_about_is_scored_exactly(shared_db: str) -> None:
         queries = unit_rows(rng, 8, dim)
         exact = queries @ vectors.T
         asked = rng.choice(n, size=3000, replace=False).tolist()
+        calls: list[str] = []
+        for name in ("scores", "vectors"):
+            original = getattr(store, name)
+            setattr(store, name, lambda *args, _name=name, _f=original: calls.append(_name)
+                    or _f(*args))
+        rounds = []
         for _ in range(3):
+            calls.clear()
             scores = milvus.score_relations(queries[0], asked)
             assert sorted(scores) == sorted(asked)  # every relation asked about is scored
             assert np.allclose([scores[r] for r in asked], exact[0][asked], atol=1e-5)
+            rounds.append(set(calls))
+        assert "scores" in rounds[0]  # Milvus scored them first
+        assert rounds[1] == {"vectors"} and rounds[2] == set()  # then fetched, then kept
         assert len(milvus.vector_cache) == len(asked)
     finally:
         store.drop()

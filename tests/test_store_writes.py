@@ -79,19 +79,20 @@ def test_a_quick_look_is_quiet_only_when_the_last_strong_look_saw_every_part(
     log.append([*parts_of(1, 0, "passages", ["p1"], ["d1"]), *ending(1, 2, "done", "me")])
     pending = log.pending(0, WHOLE)
     assert pending.last == (1, 2) and not pending.open
-    assert log.quiet(0, WHOLE) and log.quiet(1, WHOLE)  # nothing the strong look missed
+    assert not log.quiet(0, WHOLE)  # still short of what it read: its apply failed
+    assert log.quiet(1, WHOLE) and log.quiet(1, 2)  # applied: nothing the strong look missed
     log.append(parts_of(2, 0, "entities", ["e1"], ["d2"]))  # a write under way
     assert not log.quiet(1, WHOLE)  # new parts: a strong look is due
     pending = log.pending(1, WHOLE)
-    assert pending.open == {2: {"d2"}}
+    assert pending.open == {2: {"d2"}} and pending.last == (2, 0)  # its tail: part 1
     monkeypatch.setattr(changes, "UNDER_WAY_SECONDS", 3600.0)
-    assert log.quiet(1, WHOLE)  # the same parts, looked at strongly just now
+    assert log.quiet(2, 0)  # the same parts, looked at strongly just now
     monkeypatch.setattr(changes, "UNDER_WAY_SECONDS", 0.0)
-    assert not log.quiet(1, WHOLE)  # its announced rows may have come since: look again
+    assert not log.quiet(2, 0)  # its announced rows may have come since: look again
     monkeypatch.setattr(changes, "UNDER_WAY_SECONDS", 3600.0)
     log.append(ending(2, 2, "stopped", "me"))
-    assert not log.quiet(1, WHOLE)  # the end part is new
-    assert log.pending(1, WHOLE).closed and log.quiet(2, WHOLE)
+    assert not log.quiet(2, 0)  # the end part is new
+    assert log.pending(2, 0).closed and log.quiet(2, WHOLE)
 
 
 def _lease(store, seconds: float = 30.0, clock=time.time) -> WriterLease:

@@ -6,13 +6,14 @@ own entities, the best bridge, its neighbours). A hub of a large graph has tens 
 of thousands: at 1M relations, scoring them all cost more than the rest of the query.
 
 An entity with no more relations than the cap is followed whole, exactly as without a cap.
-Above it, the hub's relations kept are those among the question's `HUB_POOL` best relations
-in the whole graph (one wider relation search, made once per question and only when a hub
-is met), best first; the rest of the hub's relations fill the cap in graph order (the
-oldest first), so the choice is deterministic. Why the pool is enough: a hub's relations
-propose bridges by their question score (its rarity bonus is nil: a hub touches many
-passages), and the best of them are among the question's best in the whole graph. What the cap
-costs in recall is measured in benchmarks/RESULTS.md ("Bounded graph steps").
+Above it, the hub's relations kept are those among the question's `HUB_POOL` best
+relations in the whole graph (one wider relation search, made once per question in a graph
+with a hub, whose first 20 are also the question's candidate relations: `Steps.best`),
+best first; the rest of the hub's relations fill the cap in graph order (the oldest
+first), so the choice is deterministic. Why the pool is enough: a hub's relations propose
+bridges by their question score (its rarity bonus is nil: a hub touches many passages),
+and the best of them are among the question's best in the whole graph. What the cap costs
+in recall is measured in benchmarks/RESULTS.md ("Bounded graph steps").
 """
 
 from __future__ import annotations

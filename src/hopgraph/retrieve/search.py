@@ -124,8 +124,8 @@ class MilvusSearcher:
         scored: dict[str, float] = {}
         if len(missing) >= SCORED_THERE:  # new ones scored by Milvus (vector_cache.admit)
             again = set(self.vector_cache.admit(missing))
-            scored = self.store.scores(self.store.relations, qvec,
-                                       [rid for rid in missing if rid not in again])
+            if first := [rid for rid in missing if rid not in again]:
+                scored = self.store.scores(self.store.relations, qvec, first)
         stored.update(self.vector_cache.get(
             [rid for rid in missing if rid not in scored],
             lambda wanted: self.store.vectors(self.store.relations, wanted)))

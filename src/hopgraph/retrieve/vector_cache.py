@@ -2,15 +2,17 @@
 
 When a graph is searched in Milvus and its relation vectors are not in this process (a
 server process that did not write them), the default method's graph steps score known
-relations from vectors fetched by id: thousands per question at a hub, each converted from
-the client's Python floats. The same hubs come back question after question, so the vectors
+relations from vectors fetched by id: thousands per question at a hub, ~40 us and 1.5 KB
+each. The same hubs come back question after question, so the vectors
 are kept, least recently used first out, up to `MAX_VECTORS`.
 
-A vector is fetched and kept only the second time it is wanted (`admit`). The first time,
-Milvus scores the relation itself (`search.MilvusSearcher.score_relations`): a question that
-meets new hubs pays ~3x less (measured at 1M relations on a 2.3 server: 8,000 relations
-scored in ~85 ms by a filtered search against ~300 ms fetching their vectors), and the
-relations that keep coming back are soon scored here.
+When a question needs many relations not held here (`search.SCORED_THERE`), those wanted
+for the first time are scored by Milvus itself (`search.MilvusSearcher.score_relations`),
+and a vector is fetched and kept the second time (`admit`; fewer, and the ids a filtered
+search leaves out, are fetched and kept at once). A question that meets new hubs pays ~3x
+less (measured at 1M relations on a 2.3 server: 8,000 relations scored in ~85 ms by a
+filtered search against ~300 ms fetching their vectors), and the relations that keep
+coming back are soon scored here.
 
 Keyed by relation id: a relation's id names its text, and its vector is the embedder's
 vector of that text, so an entry stays true across writes, removals and other processes'
@@ -26,7 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 MAX_VECTORS = 200_000  # ~300 MB of 384-dimensional float32 vectors
-MAX_SEEN = 1_000_000  # ids remembered as wanted once (forgotten all at once past this)
+MAX_SEEN = 1_000_000  # ids remembered as wanted once (~100 MB at most; all forgotten past it)
 
 
 class VectorCache:

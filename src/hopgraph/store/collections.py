@@ -207,8 +207,9 @@ class Collections:
             return schema.index_progress(self._client, collection)
 
     def vectors(self, collection: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        """Stored vectors by id (ids not stored are absent), as float32 arrays."""
-        return {row["id"]: np.asarray(row["vector"], dtype=np.float32)
+        """Stored vectors by id (ids not stored are absent), as float32 arrays of their own
+        (not views of the reply's array, which a kept vector would keep whole)."""
+        return {row["id"]: np.array(row["vector"], dtype=np.float32)
                 for row in self.get(collection, ids, ["id", "vector"])}
 
     def scores(self, collection: str, vector: np.ndarray, ids: Sequence[str]
