@@ -6,6 +6,7 @@ Run just this with `pytest -m server`; skip it with `-m "not server"`.
 from __future__ import annotations
 
 import json
+import logging
 
 import numpy as np
 import pytest
@@ -111,10 +112,14 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
 
 @pytest.mark.server
 def test_a_scan_over_the_servers_message_limit_reads_on_in_smaller_pages(
-        milvus_server: str) -> None:
+        milvus_server: str, caplog: pytest.LogCaptureFixture) -> None:
     """The tests' server caps a reply at `SEND_LIMIT_BYTES` (a 2.3 server's default is 64
     MB, which 16,384 rows of vectors from a 1M graph pass): a scan of more than that
-    still gives every row once."""
+    still gives every row once, and pymilvus's ERROR about the page it recovered from is
+    not logged."""
+    caplog.set_level(logging.INFO)
+    pymilvus_log = logging.getLogger("pymilvus")  # it does not propagate: listen there too
+    pymilvus_log.addHandler(caplog.handler)
     rows = 12_000  # twice the limit and more: a page over it even if a reply is partial
     dim = 384
     pad = "x" * 500
@@ -137,12 +142,18 @@ def test_a_scan_over_the_servers_message_limit_reads_on_in_smaller_pages(
         with pytest.raises(Exception, match="larger than max"):  # what a plain scan meets
             whole.next()
         whole.close()
+        assert any("larger than max" in r.getMessage() for r in caplog.records
+                   if r.levelno >= logging.ERROR)  # pymilvus logs a failed page...
+        caplog.clear()
         got = list(Collections(milvus_server, "scan_limit", client).scan(name, fields))
+        assert not [r for r in caplog.records if r.levelno >= logging.ERROR]  # ...handled
+        assert any("too large" in r.getMessage() for r in caplog.records)  # read on
         assert sorted(row["id"] for row in got) == [f"r{n:05d}" for n in range(rows)]
         for row in got[::997]:
             n = int(row["id"][1:])
             assert row["text"] == f"{n} {pad}"
             assert np.allclose(row["vector"], vectors[n])
     finally:
+        pymilvus_log.removeHandler(caplog.handler)
         client.drop_collection(name)
         client.close()
