@@ -134,3 +134,15 @@ def test_inconsistent_columns_are_rejected(damage: str) -> None:
                                    graph.relation_texts, cols["subject"], cols["object"],
                                    graph.passage_ids, cols["passage_indptr"],
                                    cols["passage_index"])
+
+
+def test_max_degree_follows_the_graph_as_it_grows() -> None:
+    graph = KnowledgeGraph()
+    assert graph.max_degree == 0
+    graph.add_relation("r1", "a", "b", "a knows b", [])
+    graph.add_relation("r2", "a", "c", "a knows c", [])
+    assert graph.max_degree == 2
+    graph.add_relation("r3", "a", "d", "a knows d", [])
+    graph.add_relation("r4", "e", "e", "e is e", [])  # a self-loop counts once
+    assert graph.max_degree == 3
+    assert graph.copy().max_degree == 3

@@ -47,6 +47,7 @@ class KnowledgeGraph:
         self.relations = Relations(self)
         self._incidence: sparse.csr_matrix | None = None
         self._incidence_t: sparse.csr_matrix | None = None
+        self._max_degree = 0  # the most relations of one entity, built with the incidence
         self._entity_passages: dict[int, frozenset[str]] = {}
 
     @classmethod
@@ -236,7 +237,14 @@ class KnowledgeGraph:
             matrix.data[:] = 1.0  # a relation from an entity to itself counts once
             self._incidence = matrix
             self._incidence_t = matrix.T.tocsr()
+            self._max_degree = int(np.diff(matrix.indptr).max(initial=0))
         return self._incidence
+
+    @property
+    def max_degree(self) -> int:
+        """The most relations any one entity has (0 for an empty graph)."""
+        _ = self.incidence
+        return self._max_degree
 
     @property
     def incidence_t(self) -> sparse.csr_matrix:

@@ -76,9 +76,7 @@ class Steps:
         """The question's `n` best relations, best first. In a graph with a hub, the first
         `n` of the pool a hub's step needs, found with it in one search (with a server, a
         search less per question); else a search of its own."""
-        matrix = self.graph.incidence
-        if (self.cap and n <= min(self.cap, HUB_POOL) and len(matrix.indptr) > 1
-                and int(np.diff(matrix.indptr).max()) > self.cap):
+        if self.cap and n <= min(self.cap, HUB_POOL) and self.graph.max_degree > self.cap:
             return dict(list(self._pooled().items())[:n])
         return self._best(n)
 

@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 MAX_VECTORS = 200_000  # ~300 MB of 384-dimensional float32 vectors
-MAX_SEEN = 1_000_000  # ids remembered as wanted once (~100 MB at most; all forgotten past it)
+MAX_SEEN = 1_000_000  # ids wanted once (the set: 32 MB at 1M, measured); all forgotten past it
 
 
 class VectorCache:
