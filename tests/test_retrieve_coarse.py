@@ -30,7 +30,10 @@ def queries(vectors: np.ndarray, count: int, seed: int = 1) -> np.ndarray:
 
 def matrix(vectors: np.ndarray, monkeypatch) -> mirror._Matrix:
     monkeypatch.setattr(coarse, "MIN_ROWS", 0)
-    return mirror._Matrix([f"r{i}" for i in range(len(vectors))], vectors)
+    found = mirror._Matrix([f"r{i}" for i in range(len(vectors))], vectors)
+    assert found.coarse is not None
+    found.coarse.coded()  # made now, not in the background
+    return found
 
 
 def assert_exact(got: list[list[tuple[int, float]]], vectors: np.ndarray, qvecs: np.ndarray,
@@ -88,6 +91,33 @@ def test_every_code_score_is_within_the_measured_bound() -> None:
     assert 0 < coded.bound < 0.05
 
 
+def test_codes_are_made_in_the_background_from_the_second_search(monkeypatch) -> None:
+    monkeypatch.setattr(coarse, "MIN_ROWS", 0)
+    vectors = clustered(2000)
+    found = mirror._Matrix([f"r{i}" for i in range(2000)], vectors)
+    search = found.coarse
+    assert search is not None
+    qvecs = queries(vectors, 4)
+    assert_exact(found.top(qvecs, 10), vectors, qvecs, 10)  # the exact pass
+    assert search.making is None and not search.ready  # one search: no codes made
+    assert_exact(found.top(qvecs, 10), vectors, qvecs, 10)  # the exact pass, codes started
+    assert search.making is not None
+    search.making.join()
+    assert search.ready and search.top(qvecs, 10) is not None
+    assert_exact(found.top(qvecs, 10), vectors, qvecs, 10)
+
+
+def test_relations_scored_after_a_search_through_the_codes_are_exact(monkeypatch) -> None:
+    vectors = clustered(5000, seed=9)
+    found = matrix(vectors, monkeypatch)
+    qvec = queries(vectors, 1)[0]
+    best = found.top(qvec[None], 20, by_row=True)[0]
+    assert found._row_of is None  # no pass over every row
+    rows = np.array([r for r, _ in best] + [4, 400, 4000])
+    assert np.allclose(found.scores(qvec, rows), vectors[rows] @ qvec, rtol=0, atol=1e-6)
+    assert found._row_of is None
+
+
 def test_small_matrices_search_exactly() -> None:
     vectors = clustered(500)
     assert mirror._Matrix([f"r{i}" for i in range(500)], vectors).coarse is None
@@ -115,12 +145,16 @@ def test_retrievals_through_the_codes_equal_exact_ones(open_graph, monkeypatch) 
     def answers(min_rows: int) -> list[list[tuple[str, float]]]:
         monkeypatch.setattr(coarse, "MIN_ROWS", min_rows)
         rag.state.forget_retriever()
+        if min_rows == 0:
+            for kind in ("_passages", "_relations", "_entities"):
+                getattr(rag.retriever.search, kind).coarse.coded()
         got = [[(p.id, round(p.score, 5)) for p in rag.retrieve(q, top_k=5, method=m).passages]
                for q in questions for m in ("naive", "default", "seed")]
         passages = rag.retriever.search._passages
         assert (passages.coarse is not None) == (min_rows == 0)
         if passages.coarse is not None:
-            assert passages.coarse._coded is not None and passages.coarse.fallbacks == 0
+            assert passages.coarse.ready and passages.coarse.fallbacks == 0
+            assert rag.retriever.search._relations._row_of is None  # relations by codes too
         return got
 
     assert answers(0) == answers(10**9)

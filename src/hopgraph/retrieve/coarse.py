@@ -15,10 +15,13 @@ exact search's. Otherwise that query is searched exactly (counted in `fallbacks`
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 MIN_ROWS = 50_000  # below this an exact pass is a few milliseconds: no codes are made
 WANTED = 128  # candidates per query read from the codes (at least 4x the limit)
@@ -72,26 +75,50 @@ class CodedRows:
 
 
 class CoarseSearch:
-    """Exact top-k over one matrix through its codes, made on first use (`top`)."""
+    """Exact top-k over one matrix through its codes. The codes are made in a background
+    thread from the matrix's second search on (a one-shot command never makes them; a
+    serving process does not wait for them): until they are ready, `top` returns None and
+    the caller does the exact pass."""
 
     def __init__(self, vectors: np.ndarray) -> None:
         self.vectors = vectors
         self.fallbacks = 0  # queries the codes could not answer, searched exactly
         self._coded: CodedRows | None = None
+        self._searches = 0
         self._lock = threading.Lock()
+        self.making: threading.Thread | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self._coded is not None
 
     def coded(self) -> CodedRows:
-        """The codes, made once (the first query at 100k rows pays ~0.5 s)."""
-        if self._coded is None:
-            with self._lock:
-                if self._coded is None:
-                    self._coded = CodedRows(self.vectors)
+        """The codes, made now if they are not yet (~0.5 s at 100k rows, ~5 s at 1M)."""
+        with self._lock:
+            if self._coded is None:
+                self._coded = CodedRows(self.vectors)
         return self._coded
 
-    def top(self, qvecs: np.ndarray, limit: int) -> list[list[tuple[int, float]] | None]:
+    def _make_in_background(self) -> None:
+        def make() -> None:
+            try:
+                self.coded()
+            except Exception:  # the exact pass goes on answering
+                log.exception("making 8-bit codes of %d rows failed", len(self.vectors))
+
+        self.making = threading.Thread(target=make, name="hopgraph-codes", daemon=True)
+        self.making.start()
+
+    def top(self, qvecs: np.ndarray, limit: int) -> list[list[tuple[int, float]] | None] | None:
         """Per query, its exact top-`limit` rows, best first, with exact scores; None for a
-        query the codes could not prove (the caller searches it exactly)."""
-        coded = self.coded()
+        query the codes could not prove, and None for all while the codes are not ready
+        (the caller searches those exactly)."""
+        coded = self._coded
+        if coded is None:
+            self._searches += 1
+            if self._searches >= 2 and self.making is None:
+                self._make_in_background()
+            return None
         wanted = max(WANTED, 4 * limit)
         rows, code_scores = coded.candidates(qvecs, wanted)
         out: list[list[tuple[int, float]] | None] = []

@@ -40,8 +40,9 @@ class _Matrix:
 
     def scores(self, qvec: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Cosine of one query vector to the given rows: from the query's row of scores
-        (`row`), or, with an index, from those rows alone (no query reads every vector)."""
-        if self.ann is None:
+        (`row`), or, with an index or codes (`coarse`), from those rows alone (no query
+        reads every vector)."""
+        if self.ann is None and (self.coarse is None or not self.coarse.ready):
             return self.row(qvec)[rows]
         query = np.ascontiguousarray(qvec, dtype=np.float32).reshape(-1)
         return np.asarray(self.vectors[rows], dtype=np.float32) @ query
@@ -66,17 +67,19 @@ class _Matrix:
         same rows and scores as the exact pass, reading a quarter of the bytes."""
         if self.ann is not None:
             return [self.ann.search(self.vectors, q, limit) for q in qvecs]
+        if self.coarse is not None and 0 < limit < len(self.ids):
+            found = self.coarse.top(qvecs, limit)  # exact, or None where it cannot prove it
+            if found is not None:
+                missing = [i for i, rows in enumerate(found) if rows is None]
+                exact = iter(self._exact(qvecs[missing], limit, by_row) if missing else [])
+                return [rows if rows is not None else next(exact) for rows in found]
+        return self._exact(qvecs, limit, by_row)
+
+    def _exact(self, qvecs: np.ndarray, limit: int, by_row: bool = False
+               ) -> list[list[tuple[int, float]]]:
         if by_row:
             return self._ranked(np.vstack([self.row(q) for q in qvecs]) if len(qvecs) else
                                 np.zeros((0, len(self.ids)), dtype=np.float32), limit)
-        if self.coarse is not None and 0 < limit < len(self.ids):
-            found = self.coarse.top(qvecs, limit)  # exact, or None where it cannot prove it
-            missing = [i for i, rows in enumerate(found) if rows is None]
-            exact = iter(self._exact(qvecs[missing], limit) if missing else [])
-            return [rows if rows is not None else next(exact) for rows in found]
-        return self._exact(qvecs, limit)
-
-    def _exact(self, qvecs: np.ndarray, limit: int) -> list[list[tuple[int, float]]]:
         return self._ranked(qvecs @ self.vectors.T, limit)
 
     @staticmethod
