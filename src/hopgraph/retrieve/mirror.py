@@ -16,8 +16,6 @@ import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
-from hopgraph.retrieve import coarse
-from hopgraph.retrieve.coarse import CoarseSearch
 from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.retrieve.scope import Scope, top_in_scope
 from hopgraph.store import MilvusStore
@@ -35,14 +33,12 @@ class _Matrix:
         self.ids = ids
         self.vectors = vectors
         self.ann = ann
-        self.coarse = CoarseSearch(vectors) if len(ids) >= coarse.MIN_ROWS else None
         self._row_of: tuple[bytes, np.ndarray] | None = None
 
     def scores(self, qvec: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Cosine of one query vector to the given rows: from the query's row of scores
-        (`row`), or, with an index or codes (`coarse`), from those rows alone (no query
-        reads every vector)."""
-        if self.ann is None and (self.coarse is None or not self.coarse.ready):
+        (`row`), or, with an index, from those rows alone (no query reads every vector)."""
+        if self.ann is None:
             return self.row(qvec)[rows]
         query = np.ascontiguousarray(qvec, dtype=np.float32).reshape(-1)
         return np.asarray(self.vectors[rows], dtype=np.float32) @ query
@@ -62,28 +58,14 @@ class _Matrix:
     def top(self, qvecs: np.ndarray, limit: int, by_row: bool = False
             ) -> list[list[tuple[int, float]]]:
         """Top-`limit` rows per query; `by_row` computes each query's scores with `row`, so
-        they equal what `row` gives later for the same query (with an index, `scores`).
-        A large matrix without an index is searched through its codes (`coarse`): the
-        same rows and scores as the exact pass, reading a quarter of the bytes."""
+        they equal what `row` gives later for the same query (with an index, `scores`)."""
         if self.ann is not None:
             return [self.ann.search(self.vectors, q, limit) for q in qvecs]
-        if self.coarse is not None and 0 < limit < len(self.ids):
-            found = self.coarse.top(qvecs, limit)  # exact, or None where it cannot prove it
-            if found is not None:
-                missing = [i for i, rows in enumerate(found) if rows is None]
-                exact = iter(self._exact(qvecs[missing], limit, by_row) if missing else [])
-                return [rows if rows is not None else next(exact) for rows in found]
-        return self._exact(qvecs, limit, by_row)
-
-    def _exact(self, qvecs: np.ndarray, limit: int, by_row: bool = False
-               ) -> list[list[tuple[int, float]]]:
         if by_row:
-            return self._ranked(np.vstack([self.row(q) for q in qvecs]) if len(qvecs) else
-                                np.zeros((0, len(self.ids)), dtype=np.float32), limit)
-        return self._ranked(qvecs @ self.vectors.T, limit)
-
-    @staticmethod
-    def _ranked(scores: np.ndarray, limit: int) -> list[list[tuple[int, float]]]:
+            scores = np.vstack([self.row(q) for q in qvecs]) if len(qvecs) else np.zeros(
+                (0, len(self.ids)), dtype=np.float32)
+        else:
+            scores = qvecs @ self.vectors.T
         limit = min(limit, scores.shape[1])
         out = []
         for row in scores:
