@@ -91,3 +91,58 @@ def test_relations_are_scored_alike_by_milvus_fetched_vectors_and_the_cache(
     assert sorted(scores) == wanted
     assert np.allclose([scores[r] for r in wanted], expected, atol=1e-5)
     assert len(searcher.vector_cache) == len(wanted) // 2
+
+
+def test_the_second_question_missing_many_vectors_fetches_the_hubs_heads_ahead(
+        open_graph, monkeypatch) -> None:
+    """A process that answers one question never warms; from the second that misses many
+    vectors, every hub's head (what each step through it scores) is fetched in the
+    background, and scores stay what Milvus and the vectors give."""
+    from test_store_ann import records
+
+    from hopgraph.retrieve import search as search_module
+    from hopgraph.retrieve.fanout import hub_heads
+    from hopgraph.retrieve.vector_cache import WARM_MOST
+
+    monkeypatch.setenv("HOPGRAPH_FANOUT", "3")  # each Company is a hub
+    rag = open_graph(graph="vwarm", memory_limit=0)
+    rag.add(records(40))
+    rag.retrieve("Where was Person 3 born?")
+    searcher = rag.retriever.search
+    assert isinstance(searcher, MilvusSearcher)
+    searcher.vector_cache = VectorCache()
+    searcher._relation_vectors = None  # as in a server process that did not write them
+    monkeypatch.setattr(search_module, "SCORED_THERE", 1)
+    graph = rag.graph
+    heads = hub_heads(graph, 3, WARM_MOST).tolist()
+    hubs = [e for e in range(len(graph.entity_ids))
+            if len(graph.relations_of(np.array([e]))) > 3]
+    assert len(hubs) >= 7  # the companies, and the cities they are located in
+    assert heads == sorted({r for e in hubs for r in graph.relations_of(np.array([e]))[:3]})
+    qvec = rag.embedder.embed(["Who works for Company 3?"])[0]
+    before = searcher.score_relations(qvec, list(range(len(graph.relations))))
+    assert searcher.vector_cache.warming is None  # one question: nothing fetched ahead
+    searcher.score_relations(qvec, list(range(len(graph.relations))))
+    warming = searcher.vector_cache.warming
+    assert warming is not None
+    warming.join()
+    held = searcher.vector_cache.cached([graph.relation_ids[r] for r in heads])
+    assert len(held) == len(heads)
+    after = searcher.score_relations(qvec, list(range(len(graph.relations))))
+    assert sorted(after) == sorted(before)
+    assert np.allclose([after[r] for r in before], list(before.values()), atol=1e-5)
+    rag.retrieve("Who works for Company 5?")  # a retrieval after it runs as before
+    assert searcher.warm() is None  # once per cache
+
+
+def test_warming_ends_quietly_when_fetching_fails(caplog) -> None:
+    def fetch(ids: list[str]) -> dict[str, np.ndarray]:
+        raise RuntimeError("store closed")
+
+    caplog.set_level("INFO", logger="hopgraph.retrieve.vector_cache")
+    cache = VectorCache()
+    thread = cache.warm(["a", "b"], fetch)
+    assert thread is not None
+    thread.join()
+    assert len(cache) == 0 and "stopped: store closed" in caplog.text
+    assert cache.warm(["c"], fetch) is None  # once per cache
