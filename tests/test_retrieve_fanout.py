@@ -7,7 +7,7 @@ import numpy as np
 from test_retrieve_bridge import make_graph
 from test_store_ann import records
 
-from hopgraph.retrieve.fanout import Steps, hub_heads
+from hopgraph.retrieve.fanout import Steps
 
 
 def hub_graph():
@@ -114,26 +114,3 @@ def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
     monkeypatch.setattr(Steps, "best", lambda self, n: self._best(n))
     assert run() == shared
     assert len(searches) == pooled + len(questions)
-
-
-def test_hub_heads_hold_every_relation_a_hub_fills_its_cap_with() -> None:
-    """Whatever the question's best relations, a hub's step is those among them and then
-    relations from its heads: fetching the heads ahead covers the rest of every step."""
-    rows = [("Hub", "knows", f"Leaf {i}", [f"p{i}"]) for i in range(12)]
-    rows += [("Big", "owns", f"Thing {i}", [f"t{i}"]) for i in range(20)]
-    rows += [("Small", "met", "Leaf 0", ["q0"]), ("Small", "met", "Leaf 1", ["q1"])]
-    graph = make_graph(rows)
-    hub, big = graph.entity_index["Hub"], graph.entity_index["Big"]
-    first = {e: graph.relations_of(np.array([e])).tolist()[:4] for e in (hub, big)}
-    heads = hub_heads(graph, 4, 100).tolist()
-    assert heads == sorted(first[hub] + first[big])
-    assert hub_heads(graph, 4, 7).tolist() == sorted(first[big])  # whole hubs, largest first
-    assert hub_heads(graph, 4, 3).tolist() == [] and hub_heads(graph, 0, 100).tolist() == []
-    assert hub_heads(graph, 20, 100).tolist() == []  # no entity over the cap: no hub
-    rng = np.random.default_rng(0)
-    for _ in range(20):  # any question: what is not among its best comes from the heads
-        picked = rng.choice(len(graph.relations), 5, replace=False)
-        best = {int(r): float(s) for r, s in zip(picked, rng.random(5), strict=True)}
-        for entity in (hub, big):
-            chosen = Steps(graph, lambda n, best=best: best, cap=4).of([entity]).tolist()
-            assert set(chosen) <= set(best) | set(heads)

@@ -84,21 +84,3 @@ class Steps:
         if self._pool_scores is None:
             self._pool_scores = self._best(min(self.cap, HUB_POOL))
         return self._pool_scores
-
-
-def hub_heads(graph: KnowledgeGraph, cap: int, most: int) -> np.ndarray:
-    """The relations a step through a hub fills its cap with, whatever the question
-    (`Steps._chosen`: each hub's first `cap`), largest hubs first, at most `most` in all
-    (whole hubs). Sorted relation indices; none without a cap or a hub."""
-    matrix = graph.incidence
-    if not cap or graph.max_degree <= cap:
-        return np.zeros(0, dtype=np.int64)
-    degrees = np.diff(matrix.indptr)
-    hubs = np.flatnonzero(degrees > cap)
-    hubs = hubs[np.argsort(-degrees[hubs], kind="stable")][:max(0, most) // cap]
-    if not len(hubs):
-        return np.zeros(0, dtype=np.int64)
-    if not matrix.has_sorted_indices:
-        matrix.sort_indices()
-    heads = [matrix.indices[matrix.indptr[hub]:matrix.indptr[hub] + cap] for hub in hubs]
-    return np.unique(np.concatenate(heads)).astype(np.int64)

@@ -16,22 +16,19 @@ from __future__ import annotations
 
 import logging
 import sys
-import threading
 from collections.abc import Callable
 from typing import Protocol
 
 import numpy as np
 
 from hopgraph.config import DEFAULT_MEMORY_LIMIT
-from hopgraph.config import fanout as fanout_cap
 from hopgraph.embed.base import unit
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.records import Hit
-from hopgraph.retrieve import fanout
 from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.retrieve.mirror import MemorySearcher
 from hopgraph.retrieve.scope import Scope, top_in_scope
-from hopgraph.retrieve.vector_cache import WARM_MOST, VectorCache
+from hopgraph.retrieve.vector_cache import VectorCache
 from hopgraph.store import MAX_TOP_K, MilvusStore
 from hopgraph.store.ann import Ann
 from hopgraph.store.vectors import KINDS
@@ -126,8 +123,6 @@ class MilvusSearcher:
         missing = [rid for rid in ids if rid not in stored]
         scored: dict[str, float] = {}
         if len(missing) >= SCORED_THERE:  # new ones scored by Milvus (vector_cache.admit)
-            if self.vector_cache.many_missed():
-                self.warm()
             again = set(self.vector_cache.admit(missing))
             if first := [rid for rid in missing if rid not in again]:
                 scored = self.store.scores(self.store.relations, qvec, first)
@@ -140,14 +135,6 @@ class MilvusSearcher:
         result.update((r, scored[rid]) for r, rid in zip(relations, ids, strict=True)
                       if rid in scored)
         return result
-
-    def warm(self) -> threading.Thread | None:
-        """Fetch the relations every step through a hub scores (`fanout.hub_heads`) into
-        the cache, in the background (`VectorCache.warm`)."""
-        heads = fanout.hub_heads(self.graph, fanout_cap(), WARM_MOST)
-        ids = [self.graph.relation_ids[r] for r in heads.tolist()]
-        return self.vector_cache.warm(
-            ids, lambda wanted: self.store.vectors(self.store.relations, wanted))
 
     def entities(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
                  ) -> list[dict[int, float]]:

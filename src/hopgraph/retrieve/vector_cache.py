@@ -14,13 +14,6 @@ less (measured at 1M relations on a 2.3 server: 8,000 relations scored in ~85 ms
 filtered search against ~300 ms fetching their vectors), and the relations that keep
 coming back are soon scored here.
 
-Every question that steps through a hub scores that hub's first `cap` relations (see
-`retrieve.fanout`), whatever it asks. From the second question that misses many vectors
-(`many_missed`), those relations of the largest hubs (`fanout.hub_heads`, at most
-`WARM_MOST`) are fetched ahead in a background thread (`warm`): a new process then serves
-from memory within seconds, not after each hub has been met twice. A one-shot command
-(one question) never starts it.
-
 Keyed by relation id: a relation's id names its text, and its vector is the embedder's
 vector of that text, so an entry stays true across writes, removals and other processes'
 changes (only the embedder could change it, and a graph keeps one embedder).
@@ -28,18 +21,13 @@ changes (only the embedder could change it, and a graph keeps one embedder).
 
 from __future__ import annotations
 
-import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
-log = logging.getLogger(__name__)
-
 MAX_VECTORS = 200_000  # ~300 MB of 384-dimensional float32 vectors
-WARM_MOST = 100_000  # hub relations fetched ahead (~150 MB, half of MAX_VECTORS)
-WARM_BATCH = 8_192  # fetched per request while warming
 MAX_SEEN = 1_000_000  # ids wanted once (the set: 32 MB at 1M, measured); all forgotten past it
 
 
@@ -51,8 +39,6 @@ class VectorCache:
         self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self._seen: set[str] = set()  # wanted once, not kept (yet)
-        self._misses = 0  # questions that missed many vectors (`many_missed`)
-        self.warming: threading.Thread | None = None
 
     def __len__(self) -> int:
         return len(self._rows)
@@ -67,34 +53,6 @@ class VectorCache:
             self._seen.update(ids)
             self._seen.difference_update(again)
         return again
-
-    def many_missed(self) -> bool:
-        """Counts a question that missed many vectors; True the second time (the moment
-        to `warm`: a process that answers one question never does)."""
-        with self._lock:
-            self._misses += 1
-            return self._misses == 2
-
-    def warm(self, ids: Sequence[str], fetch: Callable[[list[str]], dict[str, np.ndarray]]
-             ) -> threading.Thread | None:
-        """Fetch and keep the vectors of `ids` in a background thread, `WARM_BATCH` at a
-        time, once per cache. A failure (the store closed meanwhile) only ends it: the
-        vectors are then scored or fetched when wanted, as without it."""
-        with self._lock:
-            if self.warming is not None or not ids:
-                return None
-            self.warming = threading.Thread(target=self._fetch_all, args=(list(ids), fetch),
-                                            name="hopgraph-warm", daemon=True)
-        self.warming.start()
-        return self.warming
-
-    def _fetch_all(self, ids: list[str], fetch: Callable[[list[str]], dict[str, np.ndarray]]
-                   ) -> None:
-        try:
-            for start in range(0, len(ids), WARM_BATCH):
-                self.get(ids[start:start + WARM_BATCH], fetch)
-        except Exception as exc:
-            log.info("fetching hub relations ahead stopped: %s", exc)
 
     def cached(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors of `ids` held here (no fetch)."""
