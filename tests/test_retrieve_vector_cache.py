@@ -91,3 +91,34 @@ def test_relations_are_scored_alike_by_milvus_fetched_vectors_and_the_cache(
     assert sorted(scores) == wanted
     assert np.allclose([scores[r] for r in wanted], expected, atol=1e-5)
     assert len(searcher.vector_cache) == len(wanted) // 2
+
+
+def test_the_cache_holds_true_vectors_and_drops_the_least_recently_wanted() -> None:
+    """Random traffic over 60 ids through a cache of 10: every vector handed out is the
+    stored one, the cache never holds more than its limit, what a call wanted is held
+    after it, and nothing held was wanted less recently than something dropped."""
+    rng = np.random.default_rng(4)
+    stored = {f"r{i}": rng.standard_normal(8).astype(np.float32) for i in range(60)}
+    cache = VectorCache(limit=10)
+    last: dict[str, int] = {}
+    for call in range(400):
+        ids = [f"r{i}" for i in rng.choice(60, int(rng.integers(1, 8)), replace=False)]
+        got = cache.get(ids, lambda wanted: {i: stored[i] for i in wanted})
+        assert sorted(got) == sorted(ids)
+        assert all(np.array_equal(got[i], stored[i]) for i in ids)
+        last.update((i, call) for i in ids)
+        held = list(cache._slot)  # looked at without wanting them (`gather` would)
+        dropped = [i for i in last if i not in cache._slot]
+        assert len(held) == len(cache) <= 10
+        assert set(ids) <= set(held)
+        for i in held:
+            assert np.array_equal(cache._slab[cache._slot[i]], stored[i])
+            assert np.isclose(cache._norms[cache._slot[i]], np.linalg.norm(stored[i]))
+        if dropped:
+            assert min(last[i] for i in held) >= max(last[i] for i in dropped)
+    held_mask, vectors, norms = cache.gather(["r0", "nope", *held])
+    assert held_mask.tolist() == ["r0" in held, False, *[True] * len(held)]
+    assert all(np.array_equal(v, stored[i]) for i, v in zip(
+        [i for i, h in zip(["r0", "nope", *held], held_mask.tolist(), strict=True) if h],
+        vectors, strict=True))
+    assert np.allclose(norms, np.linalg.norm(vectors, axis=1))

@@ -22,7 +22,6 @@ changes (only the embedder could change it, and a graph keeps one embedder).
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -32,16 +31,24 @@ MAX_SEEN = 1_000_000  # ids wanted once (the set: 32 MB at 1M, measured); all fo
 
 
 class VectorCache:
-    """Vectors by relation id, least recently used evicted first (thread-safe)."""
+    """Vectors by relation id, least recently used evicted first (thread-safe). Held in one
+    array (a row per vector, with its norm), so a question's thousands of relations are
+    gathered and scored in a few array operations (`gather`), not one Python object each."""
 
     def __init__(self, limit: int = MAX_VECTORS) -> None:
         self.limit = limit
-        self._rows: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self._seen: set[str] = set()  # wanted once, not kept (yet)
+        self._slot: dict[str, int] = {}  # id -> its row in `_slab`
+        self._ids: list[str | None] = []  # row -> id (None: free)
+        self._free: list[int] = []
+        self._slab = np.zeros((0, 0), dtype=np.float32)
+        self._norms = np.zeros(0, dtype=np.float32)
+        self._used = np.zeros(0, dtype=np.int64)  # row -> the tick it was last wanted at
+        self._tick = 0
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return len(self._slot)
 
     def admit(self, ids: Sequence[str]) -> list[str]:
         """Of ids not held here, those wanted before (to fetch and keep); the others are
@@ -54,26 +61,70 @@ class VectorCache:
             self._seen.difference_update(again)
         return again
 
+    def gather(self, ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Which of `ids` are held (a mask over them), and the held ones' vectors and norms,
+        in the order of `ids` (copies)."""
+        with self._lock:
+            slots = np.fromiter((self._slot.get(rid, -1) for rid in ids), dtype=np.int64,
+                                count=len(ids))
+            held = slots >= 0
+            rows = slots[held]
+            self._tick += 1
+            self._used[rows] = self._tick
+            return held, self._slab[rows], self._norms[rows]
+
     def cached(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The vectors of `ids` held here (no fetch)."""
-        return self.get(ids, lambda missing: {})
+        held, vectors, _ = self.gather(ids)
+        return dict(zip([rid for rid, h in zip(ids, held.tolist(), strict=True) if h],
+                        vectors, strict=True))
 
     def get(self, ids: Sequence[str], fetch: Callable[[list[str]], dict[str, np.ndarray]]
             ) -> dict[str, np.ndarray]:
         """The vectors of `ids` that exist: cached ones, and the others from `fetch`."""
-        found: dict[str, np.ndarray] = {}
-        with self._lock:
-            for rid in ids:
-                vector = self._rows.get(rid)
-                if vector is not None:
-                    self._rows.move_to_end(rid)
-                    found[rid] = vector
+        found = self.cached(ids)
         missing = [rid for rid in ids if rid not in found]
         if missing:
             fetched = fetch(missing)
             found.update(fetched)
-            with self._lock:
-                self._rows.update(fetched)
-                while len(self._rows) > self.limit:
-                    self._rows.popitem(last=False)
+            self._keep(fetched)
         return found
+
+    def _keep(self, fetched: dict[str, np.ndarray]) -> None:
+        with self._lock:
+            new = [rid for rid in fetched if rid not in self._slot][-self.limit:]
+            if not new:
+                return
+            vectors = np.vstack([np.asarray(fetched[rid], dtype=np.float32) for rid in new])
+            if not len(self._slab):
+                self._slab = np.zeros((0, vectors.shape[1]), dtype=np.float32)
+            over = len(self._slot) + len(new) - self.limit
+            if over > 0:  # the least recently wanted leave
+                occupied = np.fromiter(self._slot.values(), dtype=np.int64,
+                                       count=len(self._slot))
+                for row in occupied[np.argsort(self._used[occupied], kind="stable")[:over]]:
+                    del self._slot[self._ids[row]]  # type: ignore[arg-type]
+                    self._ids[row] = None
+                    self._free.append(int(row))
+            if len(self._free) < len(new):
+                self._grow(len(new) - len(self._free))
+            rows = np.array([self._free.pop() for _ in new], dtype=np.int64)
+            self._slab[rows] = vectors
+            self._norms[rows] = np.linalg.norm(vectors, axis=1)
+            self._tick += 1
+            self._used[rows] = self._tick
+            for rid, row in zip(new, rows.tolist(), strict=True):
+                self._slot[rid] = row
+                self._ids[row] = rid
+
+    def _grow(self, wanted: int) -> None:
+        """At least `wanted` more free rows: capacity doubled (at most `limit` rows)."""
+        size = len(self._ids)
+        capacity = min(self.limit, max(size * 2, size + wanted, 1024))
+        slab = np.zeros((capacity, self._slab.shape[1]), dtype=np.float32)
+        slab[:size] = self._slab
+        self._slab = slab
+        self._norms = np.concatenate([self._norms, np.zeros(capacity - size, np.float32)])
+        self._used = np.concatenate([self._used, np.zeros(capacity - size, np.int64)])
+        self._ids.extend([None] * (capacity - size))
+        self._free.extend(range(capacity - 1, size - 1, -1))
