@@ -122,3 +122,25 @@ def test_the_cache_holds_true_vectors_and_drops_the_least_recently_wanted() -> N
         [i for i, h in zip(["r0", "nope", *held], held_mask.tolist(), strict=True) if h],
         vectors, strict=True))
     assert np.allclose(norms, np.linalg.norm(vectors, axis=1))
+
+
+def test_the_cache_grows_past_its_first_block_and_keeps_at_most_its_limit() -> None:
+    rng = np.random.default_rng(5)
+    stored = {f"r{i}": rng.standard_normal(6).astype(np.float32) for i in range(5000)}
+    fetch = lambda wanted: {i: stored[i] for i in wanted}  # noqa: E731
+    empty = VectorCache()
+    held, vectors, norms = empty.gather(["r1"])
+    assert held.tolist() == [False] and len(vectors) == 0 and len(norms) == 0
+    cache = VectorCache(limit=3000)
+    cache.get([f"r{i}" for i in range(2500)], fetch)  # past the first 1,024 rows
+    cache.get([f"r{i}" for i in range(2500, 4000)], fetch)  # 1,000 of the older leave
+    assert len(cache) == 3000
+    ids = [f"r{i}" for i in range(4000)]
+    held, vectors, _ = cache.gather(ids)
+    assert held[:2500].sum() == 1500 and held[2500:].all()
+    kept = [i for i, h in zip(ids, held.tolist(), strict=True) if h]
+    assert np.array_equal(vectors, np.vstack([stored[i] for i in kept]))
+    cache.get([f"r{i}" for i in range(5000)], fetch)  # more than the limit in one call
+    assert len(cache) == 3000
+    nothing = VectorCache(limit=0)
+    assert sorted(nothing.get(["r1", "r2"], fetch)) == ["r1", "r2"] and len(nothing) == 0

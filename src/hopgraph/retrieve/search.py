@@ -140,7 +140,8 @@ class MilvusSearcher:
             at = {rid: i for i, rid in enumerate(ids)}
             for rid, score in scored.items():
                 scores[at[rid]] = score
-        # In the order asked (as the mirror gives them); a relation Milvus lacks is left out.
+        # In the order asked (as the mirror gives them; `relations` are distinct); a relation
+        # Milvus lacks is left out, as is a NaN score.
         return {r: s for r, s in zip(relations, scores.tolist(), strict=True) if s == s}
 
     def entities(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
@@ -239,8 +240,8 @@ def _dots(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     After a product it ran on several threads, OpenBLAS keeps its worker threads spinning
     for ~0.1 s: on two cores that took a core from the Milvus server answering this
     process's next search (1M relations, a 2.3 server on the same machine: a question's
-    relation search 40 ms instead of 22, warm p50 87 ms instead of 65; benchmarks/RESULTS.md)
-    and from the other requests of a serving process. 20,000 rows take ~1 ms.
+    relation search took 40 ms instead of 22; benchmarks/RESULTS.md, "1M relations on a 2.3
+    server") and from the other requests of a serving process. 20,000 rows take a few ms.
     """
     return np.einsum("ij,j->i", matrix, query)
 

@@ -26,7 +26,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-MAX_VECTORS = 200_000  # ~300 MB of 384-dimensional float32 vectors
+MAX_VECTORS = 200_000  # ~300 MB of 384-dimensional float32 vectors (twice, while growing)
+_FREE = np.iinfo(np.int64).max  # the tick of a free row: never the least recently wanted
 MAX_SEEN = 1_000_000  # ids wanted once (the set: 32 MB at 1M, measured); all forgotten past it
 
 
@@ -63,7 +64,7 @@ class VectorCache:
 
     def gather(self, ids: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Which of `ids` are held (a mask over them), and the held ones' vectors and norms,
-        in the order of `ids` (copies)."""
+        in the order of `ids` (copies; shaped (0, 0) and (0,) before anything was kept)."""
         with self._lock:
             slots = np.fromiter((self._slot.get(rid, -1) for rid in ids), dtype=np.int64,
                                 count=len(ids))
@@ -91,6 +92,8 @@ class VectorCache:
         return found
 
     def _keep(self, fetched: dict[str, np.ndarray]) -> None:
+        if self.limit <= 0:  # a cache of nothing
+            return
         with self._lock:
             new = [rid for rid in fetched if rid not in self._slot][-self.limit:]
             if not new:
@@ -99,13 +102,12 @@ class VectorCache:
             if not len(self._slab):
                 self._slab = np.zeros((0, vectors.shape[1]), dtype=np.float32)
             over = len(self._slot) + len(new) - self.limit
-            if over > 0:  # the least recently wanted leave
-                occupied = np.fromiter(self._slot.values(), dtype=np.int64,
-                                       count=len(self._slot))
-                for row in occupied[np.argsort(self._used[occupied], kind="stable")[:over]]:
+            if over > 0:  # the least recently wanted leave (free rows are never picked)
+                for row in np.argpartition(self._used, over - 1)[:over].tolist():
                     del self._slot[self._ids[row]]  # type: ignore[arg-type]
                     self._ids[row] = None
-                    self._free.append(int(row))
+                    self._free.append(row)
+                    self._used[row] = _FREE
             if len(self._free) < len(new):
                 self._grow(len(new) - len(self._free))
             rows = np.array([self._free.pop() for _ in new], dtype=np.int64)
@@ -125,6 +127,6 @@ class VectorCache:
         slab[:size] = self._slab
         self._slab = slab
         self._norms = np.concatenate([self._norms, np.zeros(capacity - size, np.float32)])
-        self._used = np.concatenate([self._used, np.zeros(capacity - size, np.int64)])
+        self._used = np.concatenate([self._used, np.full(capacity - size, _FREE, np.int64)])
         self._ids.extend([None] * (capacity - size))
         self._free.extend(range(capacity - 1, size - 1, -1))
