@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -119,11 +119,10 @@ class MilvusSearcher:
         if self._relation_vectors is not None:  # rows on disk: no Milvus round trip per id
             return _cosines(qvec, np.asarray(self._relation_vectors[relations]), relations)
         ids = [self.graph.relation_ids[r] for r in relations]
-        query = unit(np.asarray(qvec).reshape(1, -1)).reshape(-1)
         scores = np.full(len(ids), np.nan)
         held, vectors, norms = self.vector_cache.gather(ids)
         if len(vectors):
-            scores[held] = _dots(vectors, query) / np.maximum(norms, 1e-12)
+            scores[held] = _cosine_row(qvec, vectors, norms)
         missing = [rid for rid, h in zip(ids, held.tolist(), strict=True) if not h]
         if missing:
             scored: dict[str, float] = {}
@@ -131,12 +130,12 @@ class MilvusSearcher:
                 again = set(self.vector_cache.admit(missing))
                 if first := [rid for rid in missing if rid not in again]:
                     scored = self.store.scores(self.store.relations, qvec, first)
-            fetched = self.vector_cache.get(
-                [rid for rid in missing if rid not in scored],
-                lambda wanted: self.store.vectors(self.store.relations, wanted))
-            if fetched:
-                scored.update(_cosines(qvec, np.vstack(list(fetched.values())),
-                                       list(fetched)))
+            if rest := [rid for rid in missing if rid not in scored]:  # fetched and kept
+                fetched = self.store.vectors(self.store.relations, rest)
+                self.vector_cache.keep(fetched)
+                if fetched:
+                    scored.update(_cosines(qvec, np.vstack(list(fetched.values())),
+                                           list(fetched)))
             at = {rid: i for i, rid in enumerate(ids)}
             for rid, score in scored.items():
                 scores[at[rid]] = score
@@ -228,10 +227,17 @@ class MilvusSearcher:
         return {row["id"]: row["text"] for row in rows}
 
 
-def _cosines(qvec: np.ndarray, matrix: np.ndarray, relations: list[int]) -> dict[int, float]:
-    """Cosine of one query vector to each row, keyed by relation index (as Milvus's COSINE)."""
-    scores = _dots(unit(matrix), unit(np.asarray(qvec).reshape(1, -1)).reshape(-1))
-    return dict(zip(relations, scores.tolist(), strict=True))
+def _cosines(qvec: np.ndarray, matrix: np.ndarray, keys: list[Any]) -> dict[Any, float]:
+    """Cosine of one query vector to each row, by the rows' keys (as Milvus's COSINE)."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    scores = _cosine_row(qvec, matrix, np.linalg.norm(matrix, axis=1))
+    return dict(zip(keys, scores.tolist(), strict=True))
+
+
+def _cosine_row(qvec: np.ndarray, matrix: np.ndarray, norms: np.ndarray) -> np.ndarray:
+    """Cosine of one query vector to each row of `matrix`, whose row norms are `norms`."""
+    query = unit(np.asarray(qvec).reshape(1, -1)).reshape(-1)
+    return _dots(matrix, query) / np.maximum(norms, 1e-12)
 
 
 def _dots(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:

@@ -88,10 +88,12 @@ class VectorCache:
         if missing:
             fetched = fetch(missing)
             found.update(fetched)
-            self._keep(fetched)
+            self.keep(fetched)
         return found
 
-    def _keep(self, fetched: dict[str, np.ndarray]) -> None:
+    def keep(self, fetched: dict[str, np.ndarray]) -> None:
+        """Hold these vectors (those held already stay as they are), the least recently
+        wanted leaving when over the limit."""
         if self.limit <= 0:  # a cache of nothing
             return
         with self._lock:
