@@ -117,9 +117,17 @@ def milvus_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def shared_db(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """One Milvus Lite database for the whole session; each test uses graphs of its own."""
-    return str(tmp_path_factory.mktemp("shared") / "hop.db")
+def shared_db(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One Milvus Lite database for the whole session; each test uses graphs of its own.
+    A client is held open all session, as a long-running program would: closing a test's
+    last graph would otherwise stop the file's Lite server (`store.lite`), and the next test
+    would wait for its collections to load again."""
+    from hopgraph.store.lite import connect, disconnect
+
+    path = str(tmp_path_factory.mktemp("shared") / "hop.db")
+    held = connect(path, None)
+    yield path
+    disconnect(path, held)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def test_ingest_reports_and_is_idempotent(env: dict[str, str], tmp_path: Path) -
     first = run_cli("ingest", str(need(BERNOULLI)), str(bad), "--quiet", env=env)
     assert first.code == 0, first.stderr
     assert "passages:  5 added, 0 already present" in first.stdout
-    assert "skipped:   1 malformed rows, 1 malformed triplets" in first.stdout
+    assert "skipped:   0 files, 1 malformed rows, 1 malformed triplets" in first.stdout
     assert "extra.jsonl:line 2: invalid JSON" in first.stderr
     assert "extra.jsonl:line 1 triplet 1: expected 3 parts" in first.stderr
     again = json.loads(run_cli("ingest", str(BERNOULLI), "--json", env=env).stdout)

@@ -30,18 +30,19 @@ def test_list_and_jsonl_with_ids_and_metadata(tmp_path: Path) -> None:
     for path in (write(tmp_path, "a.json", json.dumps(rows)),
                  write(tmp_path, "a.jsonl", "\n".join(json.dumps(r) for r in rows) + "\n")):
         report = load_file(path)
-        # A row's own "doc_id", else the file (its path as given, normalized).
-        assert [r.doc_id for r in report.records] == ["doc-1", str(path), "12"]
+        # A row's own "doc_id", else the file's (given by itself: its name).
+        assert [r.doc_id for r in report.records] == ["doc-1", path.name, "12"]
         assert report.records[0].metadata == {"lang": "en", "id": "row-1"}
         assert report.records[1].triplets == []
 
 
-def test_a_files_document_is_its_normalized_path(tmp_path: Path, monkeypatch) -> None:
+def test_a_files_document_is_its_name_however_typed(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
     write(tmp_path, "d.json", json.dumps([{"passage": "A."}]))
     assert load_file("./sub/../d.json").records[0].doc_id == "d.json"
-    assert load_file(tmp_path / "d.json").records[0].doc_id == str(tmp_path / "d.json")
+    assert load_file(tmp_path / "d.json").records[0].doc_id == "d.json"
+    assert load_file(tmp_path / "d.json", "rows/d.json").records[0].doc_id == "rows/d.json"
     bad = write(tmp_path, "bad.json", json.dumps([{"passage": "A.", "doc_id": ""},
                                                   {"passage": "B.", "doc_id": ["x"]},
                                                   {"passage": "C."}]))

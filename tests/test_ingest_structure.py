@@ -112,7 +112,7 @@ def test_inputs_are_sorted_by_suffix_and_content(tmp_path: Path) -> None:
         sort_inputs([tmp_path / "data.csv"])
     assert "data.csv" in str(caught.value)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(InputError, match="no input files found"):
+    with pytest.raises(InputError, match="nothing to read in this folder: it holds no files"):
         sort_inputs([tmp_path / "empty"])
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "hopgraph"
-MAX_LINES = 300
+MAX_LINES = 400  # a guard against 1,000-line modules; split by concept, never to fit (STYLE.md)
 
 # external module -> the only place (a subpackage or a module) allowed to import it
 OWNERS = {

@@ -148,25 +148,30 @@ class GraphRAG:
     def add_files(self, paths: Iterable[str | Path], progress: OnProgress | None = None,
                   append: bool = False, extractor: str = "auto",
                   chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-                  overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> IngestSummary:
+                  overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+                  root: str | Path | None = None) -> IngestSummary:
         """Ingest files and folders: passage/triplet rows (JSON, JSONL, HippoRAG OpenIE) as
         they are, raw .txt/.md/.pdf documents as `add_documents` does (by suffix, else
         content). Malformed rows are skipped and reported in the summary. Each file is a
-        document unless its rows name theirs; a stored one is replaced unless `append`."""
+        document unless its rows name theirs; a stored one is replaced unless `append`.
+        A file's document id is its path within the folder given, or its name when given by
+        itself (`root`: within that folder instead); see docs/operations.md."""
         plan = extract.prepare(paths, extractor, self._llm is not None, chunk_tokens,
-                               overlap_tokens)
+                               overlap_tokens, root=root)
         return self.add_prepared(plan, progress, append)
 
     def add_documents(self, paths: Iterable[str | Path], extractor: str = "auto",
                       progress: OnProgress | None = None, append: bool = False,
                       chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-                      overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> IngestSummary:
+                      overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+                      root: str | Path | None = None) -> IngestSummary:
         """Ingest raw .txt/.md/.pdf files or folders: chunked, triplets by the LLM
         (`extractor="llm"`, or "auto" when this GraphRAG has one) or by the offline
-        extractor ("offline", or "auto" without an LLM). Each file is a document; the
-        summary says which extractor ran (`extractor`) and what it did (`extraction_notes`)."""
+        extractor ("offline", or "auto" without an LLM). Each file is a document, its id as
+        for `add_files`; the summary says which extractor ran (`extractor`) and what it did
+        (`extraction_notes`)."""
         plan = extract.prepare(paths, extractor, self._llm is not None, chunk_tokens,
-                               overlap_tokens, documents_only=True)
+                               overlap_tokens, documents_only=True, root=root)
         return self.add_prepared(plan, progress, append)
 
     def add_prepared(self, plan: extract.Plan, progress: OnProgress | None = None,
@@ -179,18 +184,22 @@ class GraphRAG:
                       append: bool = False) -> IngestSummary:
         """Ingest what `ingest.extract.run` gave; the summary says which extractor ran
         (`extractor`) and what it did (`extraction_notes`)."""
-        summary = self.add_reports(done.reports, progress, append)
+        summary = self.add_reports(done.reports, progress, append, done.aliases)
         if done.extractor is not None:
             summary.extractor, summary.extraction_notes = done.extractor, done.lines
         return summary
 
     def add_reports(self, reports: list[LoadReport], progress: OnProgress | None = None,
-                    append: bool = False) -> IngestSummary:
+                    append: bool = False, aliases: dict[str, str] | None = None
+                    ) -> IngestSummary:
         """Ingest the records of loader or extractor reports; their problems join the summary.
-        Documents of a report with skipped rows are not pruned (their old passages stay)."""
+        Documents of a report with skipped rows are not pruned (their old passages stay).
+        `aliases` (older id -> id): stored documents under an older id of a document stored
+        now are removed (`ingest.inputs`)."""
         records = [record for report in reports for record in report.records]
         return sync.store_records(self.state, self.embedder, records, reports,
-                                  tracked(progress), len(records), append, self.waiting)
+                                  tracked(progress), len(records), append, self.waiting,
+                                  aliases)
 
     def delete(self, doc_ids: str | Iterable[str]) -> Removal:
         """Delete documents with everything only they hold: their passages, relations left

@@ -54,6 +54,7 @@ class LoadReport:
     problems: list[Problem] = field(default_factory=list)
     rows_skipped: int = 0
     triplets_skipped: int = 0
+    files_skipped: int = 0  # whole files not read (an unsupported type, no text in them)
 
     def skip_row(self, where: str, what: str) -> None:
         """Record a row that was left out, and why."""
@@ -81,14 +82,21 @@ class IngestSummary:
     relations_present: int = 0
     relations_linked: int = 0  # present relations that gained a passage
     texts_embedded: int = 0
-    # Replacing documents already stored: what they no longer hold (see `Removal`).
+    # The documents the input named: new ones, stored ones it changed (`replaced`: given or
+    # losing a passage, a relation link or passage metadata) and stored ones it left as
+    # they were (`unchanged`: ingesting the same file again).
+    documents_added: int = 0
     documents_replaced: int = 0
+    documents_unchanged: int = 0
+    # What replaced documents no longer hold (see `Removal`).
     passages_removed: int = 0
     relations_removed: int = 0
     relations_unlinked: int = 0
     entities_removed: int = 0
     rows_skipped: int = 0
     triplets_skipped: int = 0
+    files_skipped: int = 0
+    documents_retired: int = 0  # stored under an id an earlier version gave the same file
     problems: list[Problem] = field(default_factory=list)
     seconds: float = 0.0
     # Raw documents (`add_documents`): the extractor that ran and what it did, for people.
@@ -97,7 +105,6 @@ class IngestSummary:
 
     def count_removal(self, removal: Removal) -> None:
         """Add what pruning replaced documents removed."""
-        self.documents_replaced += len(removal.documents)
         self.passages_removed += removal.passages
         self.relations_removed += removal.relations
         self.relations_unlinked += removal.relations_unlinked
@@ -108,6 +115,7 @@ class IngestSummary:
         self.problems[:0] = [p for report in reports for p in report.problems]
         self.rows_skipped += sum(report.rows_skipped for report in reports)
         self.triplets_skipped += sum(report.triplets_skipped for report in reports)
+        self.files_skipped += sum(report.files_skipped for report in reports)
 
     def as_dict(self) -> dict[str, object]:
         """Plain-JSON view, problems as "place: what" strings; `extractor` for raw documents."""

@@ -19,7 +19,8 @@ def _prepare(args: argparse.Namespace) -> extract.Plan:
     (a missing file or, unless this is a dry run, a missing LLM stops here)."""
     return extract.prepare(args.files, args.extractor, llm_configured(args) is not None,
                            args.chunk_tokens, args.overlap_tokens,
-                           require_llm=not args.dry_run, documents_only=args.extract)
+                           require_llm=not args.dry_run, documents_only=args.extract,
+                           root=args.root)
 
 
 def _dry_run(plan: extract.Plan, args: argparse.Namespace) -> int:
@@ -89,7 +90,15 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print_summary(summary, args.show_problems)
         if summary.extractor:
             print(f"extractor: {summary.extractor}")
-    return 0
+    skipped = summary.files_skipped + summary.rows_skipped + summary.triplets_skipped
+    return STRICT_EXIT if args.strict and skipped else 0
+
+
+STRICT_EXIT = 3  # `--strict`: stored, but something was skipped
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def print_summary(summary: IngestSummary, show_problems: int) -> None:
@@ -99,22 +108,28 @@ def print_summary(summary: IngestSummary, show_problems: int) -> None:
     hidden = len(summary.problems) - show_problems
     if hidden > 0:
         print(f"... and {hidden} more problems (--show-problems N, or --json)", file=sys.stderr)
-    print(
-        f"passages:  {summary.passages_added} added, {summary.passages_present} already present\n"
-        f"entities:  {summary.entities_added} added, {summary.entities_present} already present\n"
-        f"relations: {summary.relations_added} added, {summary.relations_present} already "
-        f"present ({summary.relations_linked} linked to new passages)\n"
-        + (f"removed:   {summary.passages_removed} passages, {summary.relations_removed} "
-           f"relations, {summary.entities_removed} entities no longer in "
-           f"{summary.documents_replaced} replaced documents "
-           f"({summary.relations_unlinked} relations kept with fewer passages)\n"
-           if summary.documents_replaced else "")
-        + (f"updated:   {summary.passages_updated} passages (metadata or text case)\n"
-           if summary.passages_updated else "")
-        + f"skipped:   {summary.rows_skipped} malformed rows, "
-        f"{summary.triplets_skipped} malformed triplets\n"
-        f"embedded:  {summary.texts_embedded} texts in {summary.seconds:.1f}s"
-    )
+    s = summary
+    lines = [f"documents: {s.documents_added} added, {s.documents_replaced} replaced, "
+             f"{s.documents_unchanged} unchanged",
+             f"passages:  {s.passages_added} added, {s.passages_present} already present",
+             f"entities:  {s.entities_added} added, {s.entities_present} already present",
+             f"relations: {s.relations_added} added, {s.relations_present} already present "
+             f"({s.relations_linked} linked to new passages)"]
+    if s.passages_removed or s.relations_removed or s.relations_unlinked:
+        lines.append(f"removed:   {s.passages_removed} passages, {s.relations_removed} "
+                     f"relations, {s.entities_removed} entities no longer in the replaced or "
+                     f"retired documents ({s.relations_unlinked} relations kept with fewer "
+                     "passages)")
+    if s.passages_updated:
+        lines.append(f"updated:   {s.passages_updated} passages (metadata or text case)")
+    if s.documents_retired:
+        lines.append(f"retired:   {_count(s.documents_retired, 'document')} stored under the "
+                     "id an earlier version gave the same file (its path as typed)")
+    listed = " (not read: listed above)" if s.files_skipped else ""
+    lines.append(f"skipped:   {_count(s.files_skipped, 'file')}{listed}, {s.rows_skipped} "
+                 f"malformed rows, {s.triplets_skipped} malformed triplets")
+    lines.append(f"embedded:  {s.texts_embedded} texts in {s.seconds:.1f}s")
+    print("\n".join(lines))
 
 
 def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
@@ -138,6 +153,12 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
     p.add_argument("--overlap-tokens", type=int, default=DEFAULT_OVERLAP_TOKENS,
                    help=f"raw documents: overlap between the pieces of a paragraph longer "
                         f"than a chunk ({DEFAULT_OVERLAP_TOKENS})")
+    p.add_argument("--root", metavar="DIR",
+                   help="document ids are paths within DIR (default: within the folder "
+                        "given; a file given by itself is its name)")
+    p.add_argument("--strict", action="store_true",
+                   help=f"exit {STRICT_EXIT} when a file, row or triplet was skipped (what "
+                        "was good is still stored)")
     p.add_argument("--append", action="store_true",
                    help="keep the stored passages of documents ingested again (default: "
                         "replace them: passages no longer in a document are removed)")

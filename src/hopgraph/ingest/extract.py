@@ -12,8 +12,8 @@ nothing outside the process.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hopgraph.config import NO_LLM_HELP
@@ -43,8 +43,9 @@ class Plan:
     reading: LoadReport  # files skipped while reading (no records)
     docs: list[Document]
     chunks: list[Chunk]
-    titles: dict[str, str] = field(default_factory=dict)  # document path -> title (offline)
+    titles: dict[str, str] = field(default_factory=dict)  # document id -> title (offline)
     rows: list[LoadReport] = field(default_factory=list)  # the row files' records
+    aliases: dict[str, str] = field(default_factory=dict)  # older id -> document id
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Extraction:
     extractor: str | None  # None: only row files, nothing extracted
     reports: list[LoadReport]
     lines: list[str]
+    aliases: dict[str, str] = field(default_factory=dict)  # older id -> document id (`Plan`)
 
 
 def choose(extractor: str, has_llm: bool, require_llm: bool = True) -> str:
@@ -70,21 +72,26 @@ def choose(extractor: str, has_llm: bool, require_llm: bool = True) -> str:
 def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool = False,
             chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
             overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, require_llm: bool = True,
-            documents_only: bool = False) -> Plan:
+            documents_only: bool = False, root: str | Path | None = None,
+            names: Mapping[str, str] | None = None) -> Plan:
     """Read the row files, and read and chunk the documents, of these files and folders;
     skipped files are the reading report's problems. `documents_only`: every text file is a
     raw document (`--extract`). `require_llm=False` plans an LLM extraction with no LLM
-    configured (for a dry run)."""
+    configured (for a dry run). Documents are named by their ids (`ingest.inputs`: relative
+    to the folder given, or to `root`; `names` gives some files theirs, by path)."""
     from hopgraph.ingest.offline_records import document_title
 
-    inputs = sort_inputs(paths, documents_only)
+    inputs = sort_inputs(paths, documents_only, root)
+    ids = {**inputs.ids, **(names or {})}
     chosen = choose(extractor, has_llm, require_llm) if inputs.documents else None
-    rows = [load_file(path) for path in inputs.rows]
+    rows = [load_file(path, ids[str(path)]) for path in inputs.rows]
     reading = LoadReport(path="documents", problems=list(inputs.skipped))
-    docs = read_documents(inputs.documents, reading.problems)
+    docs = [replace(doc, path=ids[doc.path])
+            for doc in read_documents(inputs.documents, reading.problems)]
+    reading.files_skipped = len(reading.problems)
     chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
     titles = {doc.path: document_title(doc.path, doc.text) for doc in docs}
-    return Plan(chosen, reading, docs, chunks, titles, rows)
+    return Plan(chosen, reading, docs, chunks, titles, rows, inputs.aliases)
 
 
 def run(plan: Plan, llm: LLMClient | None = None,
@@ -92,7 +99,7 @@ def run(plan: Plan, llm: LLMClient | None = None,
     """Extract the plan's chunks (`progress("extract", done, total)` as LLM chunks finish).
     Nothing to store at all (every row and chunk skipped) is an InputError naming the first
     problem."""
-    done = _extract(plan, llm, progress)
+    done = replace(_extract(plan, llm, progress), aliases=dict(plan.aliases))
     records = sum(len(report.records) for report in done.reports)
     if not records:
         problems = [problem for report in done.reports for problem in report.problems]

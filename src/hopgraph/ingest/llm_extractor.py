@@ -16,7 +16,6 @@ from hopgraph import prompts
 from hopgraph.embed.local import count_tokens
 from hopgraph.errors import LLMError, UsageError
 from hopgraph.ingest.documents import Chunk
-from hopgraph.ingest.loaders import source_doc_id
 from hopgraph.ingest.triplets import read_triplets
 from hopgraph.llm import LLMClient, parse_json_reply
 from hopgraph.records import LoadReport, PassageRecord
@@ -122,6 +121,6 @@ def _read_reply(chunk: Chunk, text: str, report: ExtractReport) -> None:
     triplets = read_triplets(items, chunk.id, report)
     report.triplets += len(triplets)
     report.records.append(PassageRecord(
-        text=chunk.passage, triplets=triplets, doc_id=source_doc_id(chunk.doc),
+        text=chunk.passage, triplets=triplets, doc_id=chunk.doc,
         metadata={"source": chunk.doc, "chunk": chunk.index}, source=chunk.id,
     ))

@@ -21,16 +21,17 @@ __all__ = ["InputError", "check_record", "load_file", "read_items", "read_row", 
            "source_doc_id"]
 
 def source_doc_id(path: str | Path) -> str:
-    """The document id of a file's rows that name none: its path as given, normalized
-    (`./a//b.json` and `a/b.json` are one document; an absolute path is another)."""
-    return os.path.normpath(str(path))
+    """The document id of a file given by itself: its name (`ingest.inputs` gives the
+    files of a folder their path within it)."""
+    return os.path.basename(os.path.normpath(str(path)))
 
 
-def load_file(path: str | Path) -> LoadReport:
+def load_file(path: str | Path, doc_id: str | None = None) -> LoadReport:
     """Read one input file (format guessed from its content) into records and problems.
 
-    A row's document is its `"doc_id"` field, else the file (`source_doc_id`)."""
-    doc_id = source_doc_id(path)
+    A row's document is its `"doc_id"` field, else the file's: `doc_id`, or by default
+    `source_doc_id`."""
+    doc_id = source_doc_id(path) if doc_id is None else doc_id
     path = Path(path)
     raw = read_text(path)
     report = LoadReport(path=str(path))

@@ -7,7 +7,6 @@ import re
 from collections.abc import Iterable
 
 from hopgraph.ingest.documents import Chunk
-from hopgraph.ingest.loaders import source_doc_id
 from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, vocabulary_of
 from hopgraph.records import LoadReport, PassageRecord
 
@@ -59,7 +58,7 @@ def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None
     for chunk in chunks:
         triplets = extract(chunk.title, chunk.text, rules, stats, vocabulary)
         load.records.append(PassageRecord(
-            chunk.passage, triplets, doc_id=source_doc_id(chunk.doc),
+            chunk.passage, triplets, doc_id=chunk.doc,
             metadata={"source": chunk.doc, "chunk": chunk.index, "section": chunk.context},
             source=chunk.id))
     if stats.passages and stats.triplets == 0:

@@ -44,6 +44,7 @@ class Plan:
     shrink: dict[int, list[int]] = field(default_factory=dict)  # relation -> passages kept
     relations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     entities: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    changed: set[str] = field(default_factory=set)  # documents that lose a passage or a link
 
     @property
     def empty(self) -> bool:
@@ -63,6 +64,7 @@ def plan(graph: KnowledgeGraph, documents: list[str], seen: Seen | None = None) 
     in_docs = np.zeros(len(ids), dtype=bool)
     in_docs[mine] = True
     result = Plan(documents, gone)
+    result.changed = {doc for p in gone.tolist() if (doc := graph.doc_of(p)) is not None}
     doomed = []
     for r in graph.citing(mine).tolist():
         current = graph.passage_indices(r).tolist()
@@ -70,6 +72,8 @@ def plan(graph: KnowledgeGraph, documents: list[str], seen: Seen | None = None) 
         kept = [p for p in current if not in_docs[p] or (rid, ids[p]) in keep_links]
         if len(kept) == len(current):
             continue
+        result.changed.update(doc for p in set(current) - set(kept)
+                              if (doc := graph.doc_of(p)) is not None)
         if kept:
             result.shrink[r] = kept
         else:

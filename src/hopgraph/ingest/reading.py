@@ -111,8 +111,8 @@ def _read_folder(folder: Path, problems: list[Problem]) -> list[Document]:
 
 
 def _skip(problems: list[Problem], path: Path, what: str) -> None:
-    log.warning("%s: skipped: %s", path, what)
-    problems.append(Problem(str(path), f"skipped: {what}"))
+    log.info("%s: not read: %s", path, what)
+    problems.append(Problem(str(path), what))
 
 
 def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:

@@ -22,24 +22,40 @@ from hopgraph.store.writes import Write
 def store_records(state: GraphState, embedder: Embedder, records: Iterable[PassageRecord],
                   reports: list[LoadReport], progress: Progress | None = None,
                   total: int = 0, append: bool = False,
-                  waiting: Waiting | None = None) -> IngestSummary:
+                  waiting: Waiting | None = None,
+                  aliases: dict[str, str] | None = None) -> IngestSummary:
     """Store what is new in `records`; unless `append`, then prune what the stored documents
-    they name no longer hold (not for documents of a report with skipped rows). The
-    reports' problems join the summary. `waiting` is told whom we wait for, if another
-    process holds the writer lease."""
+    they name no longer hold (not for documents of a report with skipped rows), and retire
+    the stored documents of `aliases` (older ids of documents `records` name: the same file
+    as an earlier version named it). The reports' problems join the summary. `waiting` is
+    told whom we wait for, if another process holds the writer lease."""
     started = time.perf_counter()
     write = state.begin("ingest", waiting)
     try:
         ingestor = Ingestor(state.store, state.graph, embedder,
                             vector_sink=state.vector_sink(write), touch=write.touch)
+        stored_before = ingestor.stored_docs
         summary = ingestor.ingest(records, progress, total=total)
         held: list[Problem] = []
+        retired: list[str] = []
+        changed = set(ingestor.changed_docs)
         if not append:
             held = held_documents(reports, ingestor.seen.docs)
             summary.problems.extend(held)
-            documents = sorted(ingestor.seen.docs - {p.where for p in held})
-            summary.count_removal(_prune(state, documents, ingestor.seen, write))
-        completed = ingestor.written_docs - {p.where for p in held}
+            kept = {p.where for p in held}
+            retired = sorted(old for old, doc in (aliases or {}).items()
+                             if old in stored_before and old not in ingestor.written_docs
+                             and doc in ingestor.written_docs and doc not in kept)
+            summary.documents_retired = len(retired)
+            documents = sorted(ingestor.seen.docs - kept) + retired
+            removal, lost = _prune(state, documents, ingestor.seen, write)
+            summary.count_removal(removal)
+            changed |= lost
+        named = ingestor.written_docs
+        summary.documents_added = len(named - stored_before)
+        summary.documents_replaced = len(named & stored_before & changed)
+        summary.documents_unchanged = len((named & stored_before) - changed)
+        completed = (named - {p.where for p in held}) | set(retired)
         _close_unfinished(state, write, completed)
     except BaseException as exc:
         state.stop(write, str(exc) or type(exc).__name__)
@@ -58,7 +74,7 @@ def delete_documents(state: GraphState, doc_ids: list[str],
     write = state.begin("delete", waiting)
     try:
         stored = state.graph.documents()
-        removal = _prune(state, [d for d in doc_ids if d in stored], None, write)
+        removal, _ = _prune(state, [d for d in doc_ids if d in stored], None, write)
         _close_unfinished(state, write, set(doc_ids))
     except BaseException as exc:
         state.stop(write, str(exc) or type(exc).__name__)
@@ -80,12 +96,13 @@ def _close_unfinished(state: GraphState, write: Write, docs: set[str]) -> None:
 
 
 def _prune(state: GraphState, documents: list[str], seen: Seen | None, write: Write
-           ) -> Removal:
-    """Remove what `documents` no longer hold, in Milvus, the graph and the vector files."""
+           ) -> tuple[Removal, set[str]]:
+    """Remove what `documents` no longer hold, in Milvus, the graph and the vector files;
+    the removal, and the documents that lost something."""
     todo = prune.plan(state.graph, documents, seen)
     graph, masks, removal = prune.apply(state.store, state.graph, todo, write.touch)
     state.replace_graph(graph, masks, write)
-    return removal
+    return removal, todo.changed
 
 
 def held_documents(reports: list[LoadReport], stored: set[str]) -> list[Problem]:

@@ -64,6 +64,7 @@ class Ingestor:
         self.stored_docs = frozenset(graph.documents())
         self.seen = Seen()
         self.written_docs: set[str] = set()  # every document the records name
+        self.changed_docs: set[str] = set()  # documents given a passage, a link or an update
 
     def ingest(self, records: Iterable[PassageRecord], progress: Progress | None = None,
                total: int | None = None) -> IngestSummary:
@@ -132,6 +133,7 @@ class Ingestor:
         summary.texts_embedded += len(new)
         if new:
             self.touch("passages", new, sorted({batch.docs[pid] for pid in new}))
+            self.changed_docs.update(batch.docs[pid] for pid in new)
         self.store.insert(self.store.passages, (
             {"id": pid, "text": batch.passages[pid].text, "vector": vec,
              "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
@@ -154,6 +156,7 @@ class Ingestor:
             return
         vectors = self.store.vectors(self.store.passages, changed)
         self.touch("passages", changed, sorted({batch.docs[pid] for pid in changed}))
+        self.changed_docs.update(batch.docs[pid] for pid in changed)
         summary.passages_updated += self.store.upsert(self.store.passages, (
             {"id": pid, "text": batch.passages[pid].text, "vector": vectors[pid],
              "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
@@ -196,6 +199,8 @@ class Ingestor:
             batch.relation_passages[rid] = capped(rid, batch.relation_passages[rid])
         if new:
             self.touch("relations", new, sorted(set(batch.docs.values())))
+            self.changed_docs.update(batch.docs[p] for rid in new
+                                     for p in batch.relation_passages[rid] if p in batch.docs)
         self.store.insert(self.store.relations, (
             {"id": rid, "subject_id": batch.relations[rid][0],
              "object_id": batch.relations[rid][1], "text": batch.relations[rid][2],
@@ -239,7 +244,8 @@ class Ingestor:
             self.graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
                                     merged)
         if updates:
-            self.touch("relations", [row["id"] for row in updates],
-                       sorted({batch.docs[p] for row in updates
-                               for p in batch.relation_passages[row["id"]]}))
+            linked = {batch.docs[p] for row in updates
+                      for p in batch.relation_passages[row["id"]] if p in batch.docs}
+            self.touch("relations", [row["id"] for row in updates], sorted(linked))
+            self.changed_docs.update(linked)
         return self.store.upsert(self.store.relations, updates)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -42,19 +44,59 @@ def is_local_uri(uri: str) -> bool:
     return "://" not in uri
 
 
+# Milvus Lite runs one in-process server per database file, started by the first client of
+# it, and keeps it (and the file's lock) until the process exits: closing a client does not
+# stop it. hopgraph counts its own open clients per file and stops the server when the last
+# one closes, so a closed graph can be opened by the CLI, a server or another program.
+_open_clients: dict[str, int] = {}
+_clients_lock = threading.Lock()
+
+
 def connect(uri: str, token: str | None, attempts: int = 4) -> MilvusClient:
-    """A client for `uri`. Connecting to Milvus Lite's in-process gRPC server now and then
-    fails with "Too many pings" (it throttles the keepalive pings of earlier clients; seen
-    once in a few hundred test opens): a few quick retries get through. A file held by
-    another process fails every attempt, ~1 s in all."""
-    for attempt in range(attempts):
-        try:
-            return MilvusClient(uri=uri, token=token or "")
-        except MilvusException:
-            if attempt == attempts - 1 or not is_local_uri(uri):
-                raise
-            time.sleep(0.1 * 2**attempt)
-    raise AssertionError("unreachable")
+    """A client for `uri` (close it with `disconnect`). Connecting to Milvus Lite's
+    in-process gRPC server now and then fails with "Too many pings" (it throttles the
+    keepalive pings of earlier clients; rare): a few quick retries get through. A file held
+    by another process fails every attempt, ~1 s in all."""
+    local = is_local_uri(uri)
+    with _clients_lock:  # one count per client; released below if the connect fails
+        if local:
+            key = os.path.abspath(uri)
+            _open_clients[key] = _open_clients.get(key, 0) + 1
+    try:
+        for attempt in range(attempts):
+            try:
+                return MilvusClient(uri=uri, token=token or "")
+            except MilvusException:
+                if attempt == attempts - 1 or not local:
+                    raise
+                time.sleep(0.1 * 2**attempt)
+        raise AssertionError("unreachable")
+    except BaseException:
+        if local:
+            _forget_client(uri)
+        raise
+
+
+def disconnect(uri: str, client: MilvusClient) -> None:
+    """Close a client of `connect`; the last one of a Milvus Lite file in this process
+    also stops its in-process server, which releases the file's lock."""
+    try:
+        client.close()
+    finally:
+        if is_local_uri(uri):
+            _forget_client(uri)
+
+
+def _forget_client(uri: str) -> None:
+    key = os.path.abspath(uri)
+    with _clients_lock:
+        left = _open_clients.get(key, 0) - 1
+        if left > 0:
+            _open_clients[key] = left
+            return
+        _open_clients.pop(key, None)
+        # Under the lock: a `connect` of the same file waits, then starts a new server.
+        server_manager_instance.release_server(key)
 
 
 def held_elsewhere(path: Path) -> bool:

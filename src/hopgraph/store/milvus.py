@@ -25,7 +25,7 @@ from hopgraph.errors import StoreError
 from hopgraph.store import schema
 from hopgraph.store.changes import WHOLE, ChangeLog
 from hopgraph.store.collections import Collections
-from hopgraph.store.lite import connect, held_elsewhere, is_local_uri
+from hopgraph.store.lite import connect, disconnect, held_elsewhere, is_local_uri
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +69,7 @@ class MilvusStore(Collections):
         self.changes = f"{graph}_changes"
         self._meta: dict[str, Any] | None = None
         self.created = False  # whether `open` created the graph (it did not exist)
+        self._closed = False
 
     @property
     def is_local(self) -> bool:
@@ -78,8 +79,12 @@ class MilvusStore(Collections):
     # --- lifecycle -------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the connection (Milvus Lite allows one process per file)."""
-        self._client.close()
+        """Release the connection; the last one of a Milvus Lite file in this process also
+        releases the file, for other processes (a Lite file serves one at a time)."""
+        if self._closed:
+            return
+        self._closed = True
+        disconnect(self.uri, self._client)
 
     def exists(self) -> bool:
         """Whether this graph has been created in the database."""
