@@ -2,7 +2,9 @@
 
 Serves POST /v1/chat/completions (plain and `stream: true` SSE) and POST /v1/embeddings.
 Each chat reply comes from the script queue (`server.script(Reply(...), ...)`), else from the
-`responder` callable, else it echoes the last message. Every request is recorded.
+`responder` callable, else it echoes the last message. An embeddings request gets what
+`embedding_reply(texts)` says (a status, a delay, a hang-up), else its vectors at once. Every
+request is recorded.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Reply:
     body: bytes | None = None  # sent verbatim with status 200 (e.g. malformed JSON)
     chunks: list[str] | None = None  # streamed pieces; default: the content split after spaces
     headers: dict[str, str] = field(default_factory=dict)
+    hang_up: bool = False  # close the connection without a reply
 
 
 @dataclass
@@ -59,6 +62,8 @@ class FakeLLMServer:
     def __init__(self, responder: Responder | None = None) -> None:
         self.responder = responder
         self.embedding_status = 200  # set to an error status to make /embeddings fail
+        # what to do for an embeddings request of these texts; None: answer at once
+        self.embedding_reply: Callable[[list[str]], Reply] | None = None
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0
@@ -80,6 +85,13 @@ class FakeLLMServer:
         """The chat completion requests received so far."""
         with self._lock:
             return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def embedding_sizes(self) -> list[int]:
+        """The number of texts of each embeddings request received so far, in order."""
+        with self._lock:
+            return [len(r.body["input"]) for r in self.requests
+                    if r.path.endswith("/embeddings")]
 
     def script(self, *replies: Reply) -> None:
         """Queue replies for the next chat requests, in order."""
@@ -149,7 +161,7 @@ class _Handler(BaseHTTPRequestHandler):
             elif self.path.endswith("/embeddings") and fake.embedding_status != 200:
                 self._json(fake.embedding_status, {"error": {"message": "scripted failure"}})
             elif self.path.endswith("/embeddings"):
-                self._embeddings(body)
+                self._embeddings(fake, body)
             else:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
         except (BrokenPipeError, ConnectionResetError):
@@ -215,9 +227,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
         self.wfile.flush()
 
-    def _embeddings(self, body: dict[str, Any]) -> None:
+    def _embeddings(self, fake: FakeLLMServer, body: dict[str, Any]) -> None:
         texts = body.get("input", [])
         texts = [texts] if isinstance(texts, str) else texts
+        reply = fake.embedding_reply(texts) if fake.embedding_reply else Reply()
+        if reply.delay and fake._stopping.wait(reply.delay):
+            return
+        if reply.hang_up:
+            self.close_connection = True
+            return
+        if reply.status != 200:
+            error = {"message": f"scripted HTTP {reply.status}", "type": "fake", "code": None}
+            self._json(reply.status, {"error": error}, reply.headers)
+            return
+        if reply.body is not None:
+            self._json(200, reply.body, reply.headers)
+            return
         data = []
         for i, text in enumerate(texts):
             vector = embedding_of(str(text))

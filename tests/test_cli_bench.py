@@ -80,9 +80,9 @@ def test_eval_in_a_new_process_with_a_remote_embedder(hipporag_set: list[str], t
                                                       server: FakeLLMServer) -> None:
     """The process smoke test; embeddings come from the scripted server, so no model loads."""
     done = run_process("eval", *hipporag_set, "--method", "naive", "--method", "default",
-                       "--embedder", "openai:fake-embed", cwd=tmp_path,
+                       "--embedder", "openai:fake-embed", "--embed-batch", "3", cwd=tmp_path,
                        env={"HOPGRAPH_EMBED_BASE_URL": server.url, "OPENAI_API_KEY": "test"})
     assert done.code == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith("| ")]
     assert [row.split(" | ")[0] for row in rows[1:]] == ["| naive", "| **default** (default)"]
-    assert any(r.path.endswith("/embeddings") for r in server.requests)
+    assert 3 in server.embedding_sizes and max(server.embedding_sizes) == 3  # --embed-batch

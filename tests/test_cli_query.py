@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import BERNOULLI, QUESTION, Ran, need, run_cli, run_process
@@ -101,3 +102,19 @@ def test_ask_without_llm_explains_how_to_configure(env: dict[str, str]) -> None:
     assert "Graph evidence (default)" in out
     assert "HOPGRAPH_LLM_MODEL" in out and "Ollama" in out and "--llm MODEL" in out
     assert "Graph answer" not in out
+
+
+def test_embedding_limits_are_options_checked_before_anything_opens(tmp_path: Path) -> None:
+    from hopgraph.cli import build_parser
+    from hopgraph.cli.common import embed_options
+
+    args = build_parser().parse_args(["query", "q", "--embed-timeout", "120",
+                                      "--embed-batch", "16", "--embed-retries", "5"])
+    assert embed_options(args) == {"embedder": None, "embed_timeout": 120.0,
+                                   "embed_batch": 16, "embed_retries": 5}
+    env = {"HOPGRAPH_URI": str(tmp_path / "none.db")}
+    done = run_cli("query", "q", "--embed-batch", "0", env=env)
+    assert done.code == 2 and "--embed-batch) must be at least 1, got 0" in done.stderr
+    done = run_cli("query", "q", "--embed-timeout", "-1", env=env)
+    assert done.code == 2 and "HOPGRAPH_EMBED_TIMEOUT (--embed-timeout)" in done.stderr
+    assert list(tmp_path.iterdir()) == []

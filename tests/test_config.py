@@ -32,3 +32,20 @@ def test_an_empty_llm_cache_variable_turns_the_cache_off(monkeypatch: pytest.Mon
     assert LLMSettings.from_env().cache_path is None
     monkeypatch.setenv("HOPGRAPH_LLM_MODEL", "")
     assert not LLMSettings.from_env().configured
+
+
+def test_embedding_request_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (Settings().embed_timeout, Settings().embed_batch, Settings().embed_retries) == (
+        60.0, 256, 3)
+    monkeypatch.setenv("HOPGRAPH_EMBED_TIMEOUT", "90")
+    monkeypatch.setenv("HOPGRAPH_EMBED_BATCH", "32")
+    settings = Settings.load(embed_batch=8)
+    assert (settings.embed_timeout, settings.embed_batch, settings.embed_retries) == (90.0, 8, 3)
+    for name, value, message in (("TIMEOUT", "soon", "must be a number of seconds"),
+                                 ("TIMEOUT", "inf", "must be finite and above 0"),
+                                 ("BATCH", "2.5", "must be a whole number of texts"),
+                                 ("RETRIES", "-1", r"\(--embed-retries\) must be 0 or more")):
+        monkeypatch.setenv(f"HOPGRAPH_EMBED_{name}", value)
+        with pytest.raises(UsageError, match=f"HOPGRAPH_EMBED_{name}.*{message}"):
+            Settings.load()
+        monkeypatch.delenv(f"HOPGRAPH_EMBED_{name}")

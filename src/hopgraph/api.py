@@ -15,7 +15,7 @@ from typing import Any
 
 from hopgraph.answer import ANSWER_TOP_K, stream_answer
 from hopgraph.config import Settings, as_number
-from hopgraph.embed import Embedder, make_embedder
+from hopgraph.embed import Embedder, embedder_for
 from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import extract, sync
@@ -55,16 +55,15 @@ class GraphRAG:
         self, uri: str | None = None, graph: str | None = None, token: str | None = None,
         embedder: str | Embedder | None = None, create: bool = True,
         memory_limit: int | None = None, llm: LLMClient | None = None,
-        mirror_scan: bool = True,
+        mirror_scan: bool = True, embed_timeout: float | None = None,
+        embed_batch: int | None = None, embed_retries: int | None = None,
     ) -> None:
         spec = embedder if isinstance(embedder, str) or embedder is None else None
         self.settings = Settings.load(uri=uri, graph=graph, token=token, embedder=spec,
-                                      memory_limit=memory_limit)
+                                      memory_limit=memory_limit, embed_timeout=embed_timeout,
+                                      embed_batch=embed_batch, embed_retries=embed_retries)
         self._owns_embedder = embedder is None or isinstance(embedder, str)
-        self.embedder = (make_embedder(self.settings.embedder, self.settings.embed_base_url,
-                                       self.settings.embed_runtime,
-                                       self.settings.embed_api_key)
-                         if self._owns_embedder else embedder)
+        self.embedder = embedder_for(self.settings) if self._owns_embedder else embedder
         self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token,
                                  create=create)
         try:

@@ -20,6 +20,7 @@ DEFAULT_GRAPH = "hopgraph"
 DEFAULT_EMBEDDER = "local"
 DEFAULT_MEMORY_LIMIT = 500_000  # rows per collection mirrored by default with a server
 DEFAULT_LLM_CACHE = ".hopgraph-cache/llm.sqlite"
+DEFAULT_EMBED_TIMEOUT, DEFAULT_EMBED_BATCH, DEFAULT_EMBED_RETRIES = 60.0, 256, 3
 _CACHE_OFF = ("", "off", "none", "0", "false")
 _S = TypeVar("_S")
 
@@ -104,6 +105,20 @@ def as_number(value: Any, kind: Callable[[Any], Any], setting: str, unit: str) -
         raise UsageError(f"{setting} must be {unit}, got {value!r}") from None
 
 
+def embed_limits(timeout: Any, batch: Any, retries: Any) -> tuple[float, int, int]:
+    """An embeddings endpoint's (seconds per request, texts per request, retries), checked."""
+    seconds = as_number(timeout, float, "HOPGRAPH_EMBED_TIMEOUT", "a number of seconds")
+    texts = as_number(batch, int, "HOPGRAPH_EMBED_BATCH", "a whole number of texts")
+    again = as_number(retries, int, "HOPGRAPH_EMBED_RETRIES", "a whole number")
+    for wrong, name, need, value in (
+            (not 0 < seconds < float("inf"), "TIMEOUT", "finite and above 0", seconds),
+            (texts < 1, "BATCH", "at least 1", texts), (again < 0, "RETRIES", "0 or more", again)):
+        if wrong:
+            raise UsageError(f"HOPGRAPH_EMBED_{name} (--embed-{name.lower()}) must be {need}, "
+                             f"got {value:g}")
+    return seconds, texts, again
+
+
 @dataclass
 class Settings:
     """Where the graph lives and how text is embedded."""
@@ -120,8 +135,13 @@ class Settings:
     # (0: always search in Milvus); None: any size on Milvus Lite, DEFAULT_MEMORY_LIMIT on a
     # server (see retrieve.search.make_searcher).
     memory_limit: int | None = None
+    embed_timeout: float = DEFAULT_EMBED_TIMEOUT  # an openai:MODEL endpoint's, per reply
+    embed_batch: int = DEFAULT_EMBED_BATCH  # texts per request
+    embed_retries: int = DEFAULT_EMBED_RETRIES  # again after a 429, a 5xx, a lost connection
 
     def __post_init__(self) -> None:
+        self.embed_timeout, self.embed_batch, self.embed_retries = embed_limits(
+            self.embed_timeout, self.embed_batch, self.embed_retries)
         if self.memory_limit is not None:
             self.memory_limit = as_number(self.memory_limit, int,
                                           "HOPGRAPH_MEMORY_LIMIT / memory_limit",

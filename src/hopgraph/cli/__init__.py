@@ -28,6 +28,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default hopgraph) [env HOPGRAPH_GRAPH]")
     common.add_argument("--embedder", help="'local' (all-MiniLM-L6-v2, default) or "
                         "'openai:MODEL' [env HOPGRAPH_EMBEDDER]")
+    common.add_argument("--embed-timeout", type=float, metavar="SECONDS",
+                        help="an openai:MODEL embedder's seconds per request (default 60; a "
+                        "batch that times out is halved) [env HOPGRAPH_EMBED_TIMEOUT]")
+    common.add_argument("--embed-batch", type=int, metavar="N", help="texts per embeddings "
+                        "request (default 256) [env HOPGRAPH_EMBED_BATCH]")
+    common.add_argument("--embed-retries", type=int, metavar="N", help="retries of an "
+                        "embeddings request after a 429, a 5xx or a lost connection (default "
+                        "3) [env HOPGRAPH_EMBED_RETRIES]")
     common.add_argument("-v", "--verbose", action="store_true", help="log progress details")
 
     llm_options = argparse.ArgumentParser(add_help=False)

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from hopgraph.api import GraphRAG
-from hopgraph.cli.common import open_store
+from hopgraph.cli.common import embed_options, open_store
 from hopgraph.cli.query import print_comparison
 from hopgraph.config import demo_data_override
 from hopgraph.errors import InputError
@@ -128,7 +128,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
                          where=str(path)) from None
     with tempfile.TemporaryDirectory(prefix="hopgraph-demo-") as tmp:
         uri = str(Path(tmp) / "demo.db")
-        with GraphRAG(uri=uri, graph="demo", embedder=args.embedder) as rag:
+        with GraphRAG(uri=uri, graph="demo", **embed_options(args)) as rag:
             summary = rag.add_files([path])
             print(f"loaded {path.name}: {summary.passages_added} passages, "
                   f"{summary.entities_added} entities, {summary.relations_added} relations "

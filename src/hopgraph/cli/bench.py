@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hopgraph.api import GraphRAG
-from hopgraph.cli.common import Bars, where_of, where_options
+from hopgraph.cli.common import Bars, embed_options, where_of, where_options
 from hopgraph.errors import InputError, UsageError
 from hopgraph.ingest.loaders import read_text
 from hopgraph.records import LoadReport
@@ -39,7 +39,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         # it the benchmark gets a fresh graph in a temporary database.
         uri = args.uri if (args.uri or args.graph) else str(Path(tmp) / "eval.db")
         graph = args.graph or "eval"
-        with GraphRAG(uri=uri, graph=graph, token=args.token, embedder=args.embedder) as rag:
+        with GraphRAG(uri=uri, graph=graph, token=args.token, **embed_options(args)) as rag:
             bars = None if args.quiet else Bars()
             if args.extract:
                 rules = {**dict.fromkeys(args.without or [], False),
@@ -54,7 +54,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
               f"{len(questions)} questions", file=sys.stderr)
         # Reopen, and wait for Milvus to index every row: Milvus Lite goes on indexing
         # after a large ingest, and that background work would be timed as query latency.
-        with GraphRAG(uri=uri, graph=graph, token=args.token, embedder=args.embedder,
+        with GraphRAG(uri=uri, graph=graph, token=args.token, **embed_options(args),
                       create=False) as rag:
             waited = rag.store.wait_indexed()
             print(f"waited {waited:.1f}s for Milvus to finish indexing", file=sys.stderr)
@@ -99,7 +99,7 @@ def _eval_documents(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="hopgraph-eval-") as tmp:
         uri = args.uri if (args.uri or args.graph) else str(Path(tmp) / "eval.db")
         with GraphRAG(uri=uri, graph=args.graph or "eval", token=args.token,
-                      embedder=args.embedder) as rag:
+                      **embed_options(args)) as rag:
             summary = rag.add_files([args.documents], progress=None if args.quiet else Bars(),
                                     **options)
             rag.store.wait_indexed()

@@ -32,11 +32,18 @@ def llm_client(args: argparse.Namespace) -> LLMClient | None:
     return LLMClient(settings) if settings is not None else None
 
 
+def embed_options(args: argparse.Namespace) -> dict[str, Any]:
+    """GraphRAG's arguments for the embedder the common options name (--embedder,
+    --embed-timeout, --embed-batch, --embed-retries)."""
+    return {"embedder": args.embedder, "embed_timeout": args.embed_timeout,
+            "embed_batch": args.embed_batch, "embed_retries": args.embed_retries}
+
+
 def open_graph(args: argparse.Namespace, create: bool = True, llm: LLMClient | None = None
                ) -> GraphRAG:
-    """The graph the common options name (--uri, --graph, --token, --embedder); a read of a
-    graph left incomplete by a write that did not finish says so on stderr."""
-    rag = GraphRAG(uri=args.uri, graph=args.graph, token=args.token, embedder=args.embedder,
+    """The graph the common options name (--uri, --graph, --token, --embedder...); a read of
+    a graph left incomplete by a write that did not finish says so on stderr."""
+    rag = GraphRAG(uri=args.uri, graph=args.graph, token=args.token, **embed_options(args),
                    create=create, llm=llm, memory_limit=getattr(args, "memory_limit", None),
                    mirror_scan=not one_shot(args))
     if not create and rag.store.incomplete:

@@ -8,19 +8,21 @@ under onnxruntime (exported once from the packaged weights) or torch;
 
 from __future__ import annotations
 
+from hopgraph.config import Settings, openai_api_key
 from hopgraph.embed.base import Embedder, unit
 from hopgraph.embed.local import LOCAL_NAME, LocalEmbedder
 from hopgraph.errors import EmbedderError, UsageError
 
-__all__ = ["LOCAL_NAME", "RUNTIMES", "Embedder", "EmbedderError", "LocalEmbedder", "make_embedder",
-           "unit"]
+__all__ = ["LOCAL_NAME", "RUNTIMES", "Embedder", "EmbedderError", "LocalEmbedder", "embedder_for",
+           "make_embedder", "unit"]
 
 
 RUNTIMES = ("auto", "onnx", "onnx-int8", "torch")
 
 
 def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
-                  api_key: str | None = None) -> Embedder:
+                  api_key: str | None = None, *, timeout: float | None = None,
+                  batch: int | None = None, retries: int | None = None) -> Embedder:
     """Build an embedder from a spec: "local" (default) or "openai:MODEL"; also the names
     the local model stores with a graph ("local:all-MiniLM-L6-v2", and "…-int8" for the
     int8 model, which implies runtime "onnx-int8").
@@ -29,7 +31,9 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
     "onnx-int8" (its int8 quantization: faster, vectors of its own, so graphs of its own),
     "torch", or "auto": onnx when onnxruntime is installed, falling back to torch if the
     one-time export fails. `base_url` and `api_key` are those of an "openai:MODEL" endpoint
-    (the key defaults to OPENAI_API_KEY, read in `hopgraph.config`).
+    (the key defaults to OPENAI_API_KEY, read in `hopgraph.config`); so are `timeout`
+    (seconds per request), `batch` (texts per request) and `retries` (after a 429, a 5xx, a
+    lost connection), which default to HOPGRAPH_EMBED_TIMEOUT, _BATCH and _RETRIES.
     """
     if runtime not in RUNTIMES:
         raise UsageError(f"unknown embedding runtime {runtime!r}",
@@ -50,10 +54,19 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
                                 fix="pip install onnxruntime onnx")
         return onnx.OnnxEmbedder(fallback=runtime == "auto", int8=runtime == "onnx-int8")
     if spec.startswith("openai:") and len(spec) > len("openai:"):
-        from hopgraph.config import openai_api_key
         from hopgraph.embed.remote import OpenAIEmbedder  # loads the HTTP client only now
 
+        limits = Settings.load(embed_timeout=timeout, embed_batch=batch, embed_retries=retries)
         return OpenAIEmbedder(spec.split(":", 1)[1], base_url=base_url,
-                              api_key=api_key or openai_api_key())
+                              api_key=api_key or openai_api_key(),
+                              batch_size=limits.embed_batch, timeout=limits.embed_timeout,
+                              retries=limits.embed_retries)
     raise EmbedderError(f"unknown embedder {spec!r}",
                         fix="use 'local' or 'openai:MODEL' (--embedder / HOPGRAPH_EMBEDDER)")
+
+
+def embedder_for(settings: Settings) -> Embedder:
+    """The embedder `settings` name, with its endpoint, runtime and request limits."""
+    return make_embedder(settings.embedder, settings.embed_base_url, settings.embed_runtime,
+                         settings.embed_api_key, timeout=settings.embed_timeout,
+                         batch=settings.embed_batch, retries=settings.embed_retries)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from hopgraph.config import LLMSettings
 from hopgraph.errors import LLMError
-from hopgraph.llm.client import EmbeddingClient, LLMClient
+from hopgraph.llm.client import EmbeddingClient, EmbeddingTimeout, LLMClient
 from hopgraph.llm.replies import Completion, Usage, parse_json_reply
 
-__all__ = ["Completion", "EmbeddingClient", "LLMClient", "LLMError", "LLMSettings", "Usage",
-           "parse_json_reply"]
+__all__ = ["Completion", "EmbeddingClient", "EmbeddingTimeout", "LLMClient", "LLMError",
+           "LLMSettings", "Usage", "parse_json_reply"]

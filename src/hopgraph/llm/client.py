@@ -47,6 +47,14 @@ def _retry_reason(exc: Exception) -> str | None:
     return None
 
 
+def _timed_out(exc: Exception) -> bool:
+    """Whether `exc` says no reply came in time: our timeout, or a 408 / 504 from the server
+    or a proxy in front of it (which gave up waiting on the server)."""
+    openai = _sdk()
+    return isinstance(exc, openai.APITimeoutError) or (
+        isinstance(exc, openai.APIStatusError) and exc.status_code in (408, 504))
+
+
 def _retry_after(exc: Exception) -> float:
     """Seconds the server asked us to wait (a numeric Retry-After header), else 0."""
     response = getattr(exc, "response", None)
@@ -54,6 +62,44 @@ def _retry_after(exc: Exception) -> float:
         return float(response.headers.get("retry-after", 0)) if response is not None else 0.0
     except ValueError:  # an HTTP date: rare from LLM servers; our own backoff applies
         return 0.0
+
+
+class _GaveUp(Exception):
+    """A call failed for good: `detail` says why; `timed_out` when no reply came in time
+    and timeouts are not retried, `exhausted` when every retry was spent. The SDK's error is
+    its __cause__."""
+
+    def __init__(self, detail: str, timed_out: bool = False, exhausted: bool = False) -> None:
+        super().__init__(detail)
+        self.detail, self.timed_out, self.exhausted = detail, timed_out, exhausted
+
+
+def _retried(call: Callable[[], _T], label: str, retries: int, base_delay: float,
+             max_delay: float, count: Callable[[], None], retry_timeouts: bool = True) -> _T:
+    """`call()`, again up to `retries` times on 429, 5xx, timeouts and lost connections, after
+    an exponential backoff plus jitter (longer when a numeric Retry-After asks so); `count`
+    is told of each attempt. A failure for good is a _GaveUp; an LLMError passes as it is.
+    Without `retry_timeouts`, a timeout is a _GaveUp at once (the caller sends less)."""
+    for attempt in range(1, retries + 2):
+        count()
+        try:
+            return call()
+        except LLMError:
+            raise
+        except Exception as exc:  # the SDK raises many types; all mean "no reply"
+            reason = _retry_reason(exc)
+            if reason is None:
+                raise _GaveUp(f"{type(exc).__name__}: {exc}") from exc
+            if not retry_timeouts and _timed_out(exc):
+                raise _GaveUp(reason, timed_out=True) from exc
+            if attempt > retries:
+                raise _GaveUp(f"{reason} ({attempt} attempts)", exhausted=True) from exc
+            backoff = base_delay * 2 ** (attempt - 1)
+            delay = min(max_delay, max(backoff, _retry_after(exc)))
+            delay += random.uniform(0, base_delay)
+            log.warning("%s: %s; retry %d/%d in %.2fs", label, reason, attempt, retries, delay)
+            time.sleep(delay)
+    raise AssertionError("unreachable")  # the loop always returns or raises
 
 
 class LLMClient:
@@ -177,26 +223,14 @@ class LLMClient:
 
     def _with_retries(self, what: str, call: Callable[[], _T]) -> _T:
         """Run `call`, retrying retryable failures with exponential backoff plus jitter."""
-        attempts = self.settings.max_retries + 1
-        for attempt in range(1, attempts + 1):
-            self.usage.add(requests=1)
-            try:
-                return call()
-            except LLMError as exc:
-                raise self._error(what, str(exc)) from exc
-            except Exception as exc:  # the SDK raises many types; all mean "no reply"
-                reason = _retry_reason(exc)
-                if reason is None:
-                    raise self._error(what, f"{type(exc).__name__}: {exc}") from exc
-                if attempt == attempts:
-                    raise self._error(what, f"{reason} ({attempts} attempts)") from exc
-                backoff = self.settings.retry_base_delay * 2 ** (attempt - 1)
-                delay = min(self.settings.retry_max_delay, max(backoff, _retry_after(exc)))
-                delay += random.uniform(0, self.settings.retry_base_delay)
-                log.warning("%s to %s: %s; retry %d/%d in %.2fs", what, self.settings.model,
-                            reason, attempt, attempts - 1, delay)
-                time.sleep(delay)
-        raise AssertionError("unreachable")  # the loop always returns or raises
+        s = self.settings
+        try:
+            return _retried(call, f"{what} to {s.model}", s.max_retries, s.retry_base_delay,
+                            s.retry_max_delay, lambda: self.usage.add(requests=1))
+        except LLMError as exc:
+            raise self._error(what, str(exc)) from exc
+        except _GaveUp as exc:
+            raise self._error(what, exc.detail) from exc.__cause__
 
     def _error(self, what: str, detail: str) -> LLMError:
         return LLMError(f"{what} with model {self.settings.model!r} at {self.base_url} failed: "
@@ -204,27 +238,56 @@ class LLMClient:
                         fix="check HOPGRAPH_LLM_MODEL, HOPGRAPH_LLM_BASE_URL, OPENAI_API_KEY")
 
 
+class EmbeddingTimeout(LLMError):
+    """An embeddings request got no reply in time. It is not sent again as it was: the
+    server may still be computing it, and a smaller batch may fit (`embed.remote`)."""
+
+
 class EmbeddingClient:
-    """Vectors from any OpenAI-compatible /embeddings endpoint (OpenAI, Ollama, vLLM...)."""
+    """Vectors from any OpenAI-compatible /embeddings endpoint (OpenAI, Ollama, vLLM...).
+
+    A request is sent again up to `max_retries` times after a 429, a 5xx or a lost
+    connection; one that times out (or gets a 408 / 504) raises EmbeddingTimeout at once.
+    """
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
-                 timeout: float = 60.0, max_retries: int = 3) -> None:
+                 timeout: float = 60.0, max_retries: int = 3, retry_base_delay: float = 0.5,
+                 retry_max_delay: float = 30.0) -> None:
         self.model = model
+        self.max_retries = max_retries
+        self.retry_delays = (retry_base_delay, retry_max_delay)
+        self.requests = 0  # HTTP requests sent, retries included
+        # Retries are ours (see _retried): the SDK's own would repeat timed-out batches.
         self._client = _sdk().OpenAI(
-            base_url=base_url, api_key=api_key or "unset",
-            timeout=timeout, max_retries=max_retries,
+            base_url=base_url, api_key=api_key or "unset", timeout=timeout, max_retries=0,
         )
         self.base_url = str(self._client.base_url).rstrip("/")
 
     def embed(self, texts: list[str]) -> list[list[float]]:
-        """One request: the endpoint's vector for each text, in order."""
-        try:
+        """One batch: the endpoint's vector for each text, in the order of `texts`."""
+
+        def call() -> list[Any]:
             reply = self._client.embeddings.create(model=self.model, input=texts)
-        except Exception as exc:  # the SDK raises many types; all mean "no vectors"
-            raise LLMError(f"embedding request with model {self.model!r} failed: {exc}",
-                           where=self.base_url,
-                           fix="check HOPGRAPH_EMBED_BASE_URL and OPENAI_API_KEY") from exc
-        return [item.embedding for item in reply.data]
+            return sorted(reply.data, key=lambda item: getattr(item, "index", 0) or 0)
+
+        try:
+            data = _retried(call, f"embeddings from {self.model}", self.max_retries,
+                            *self.retry_delays, self._count, retry_timeouts=False)
+        except _GaveUp as exc:
+            fix = ("check HOPGRAPH_EMBED_BASE_URL and OPENAI_API_KEY" if not exc.exhausted else
+                   f"the endpoint failed {self.max_retries + 1} times in a row: check it, or "
+                   f"raise HOPGRAPH_EMBED_RETRIES (now {self.max_retries})")
+            kind = EmbeddingTimeout if exc.timed_out else LLMError
+            raise kind(f"embedding request with model {self.model!r} failed: {exc.detail}",
+                       where=self.base_url, fix=fix) from exc.__cause__
+        if len(data) != len(texts):
+            raise LLMError(f"the endpoint sent {len(data)} vectors for {len(texts)} texts",
+                           where=self.base_url, fix="check HOPGRAPH_EMBED_BASE_URL: is it an "
+                           "OpenAI-compatible /embeddings endpoint?")
+        return [item.embedding for item in data]
+
+    def _count(self) -> None:
+        self.requests += 1
 
     def close(self) -> None:
         """Close the HTTP client."""
