@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from hopgraph.errors import HopgraphError
 from hopgraph.integrations.langchain import HopgraphRetriever
 
 QUESTION = "What contribution did the son of Euler's teacher make?"
@@ -24,6 +25,9 @@ def main() -> int:
                   f"{doc.page_content[:70]}...")
             for relation in doc.metadata["relations"][:1]:
                 print(f"    via: {relation}")
+    except HopgraphError as exc:  # one line, as the CLI says it (the file, what to do)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     finally:
         retriever.close()
     return 0

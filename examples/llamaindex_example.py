@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 
+from hopgraph.errors import HopgraphError
 from hopgraph.integrations.llamaindex import HopgraphRetriever
 
 QUESTION = "What contribution did the son of Euler's teacher make?"
@@ -22,6 +23,9 @@ def main() -> int:
         for found in retriever.retrieve(QUESTION):
             print(f"[{found.score:.3f}] {found.node.metadata['doc_id']}: "
                   f"{found.node.get_content()[:70]}...")
+    except HopgraphError as exc:  # one line, as the CLI says it (the file, what to do)
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     finally:
         retriever.close()
     return 0

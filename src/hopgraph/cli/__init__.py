@@ -1,5 +1,5 @@
-"""The `hopgraph` command line: ingest, query, ask, docs, delete, serve, stats, check, export,
-drop, demo, eval.
+"""The `hopgraph` command line: ingest, query, ask, docs, delete, serve, keys, mcp, stats,
+check, export, drop, demo, eval.
 
 One module per command family (ingest, query, documents, admin, bench); this one builds the
 parser and turns hopgraph's errors into exit codes: 1 for a `HopgraphError`, 2 for a
@@ -46,7 +46,11 @@ def build_parser() -> argparse.ArgumentParser:
     llm_options.add_argument("--no-llm", action="store_true",
                              help="offline path even when an LLM is configured")
 
-    parser = argparse.ArgumentParser(prog="hopgraph", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="hopgraph", description="Graph RAG on Milvus: ingest documents into a graph, "
+        "then retrieve multi-hop evidence for questions, offline by default.",
+        epilog="`hopgraph COMMAND --help` gives a command's options; every command and "
+               "option: docs/cli.md.")
     sub = parser.add_subparsers(dest="command", required=True)
     ingest.add_parser(sub, [common, llm_options])
     query.add_parsers(sub, [common, llm_options])

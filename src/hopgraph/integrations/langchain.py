@@ -5,7 +5,7 @@ from hopgraph.integrations.langchain import HopgraphRetriever
 
 retriever = HopgraphRetriever(uri="kb.db", graph="kb", k=5)          # a graph in this process
 retriever = HopgraphRetriever(url="http://127.0.0.1:8000", api_key="hg_...", graph="kb")
-docs = retriever.invoke("Who taught Euler's son?", where={"lang": "en"})
+docs = retriever.invoke("What contribution did the son of Euler's teacher make?")
 ```
 
 Each `Document` has the passage's text as `page_content`, the passage id as `id`, and as

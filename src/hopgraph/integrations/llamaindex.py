@@ -5,7 +5,7 @@ from hopgraph.integrations.llamaindex import HopgraphRetriever
 
 retriever = HopgraphRetriever(uri="kb.db", graph="kb", top_k=5)      # a graph in this process
 retriever = HopgraphRetriever(url="http://127.0.0.1:8000", api_key="hg_...", graph="kb")
-nodes = retriever.retrieve("Who taught Euler's son?")
+nodes = retriever.retrieve("What contribution did the son of Euler's teacher make?")
 ```
 
 Each `NodeWithScore` holds a `TextNode` (the passage's text, its id as `id_`) and the
