@@ -7,6 +7,7 @@ Uploads are multipart: they skip the JSON body check and have a body cap of thei
 """
 
 import asyncio
+import hashlib
 import re
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
@@ -125,7 +126,10 @@ def _size(upload: UploadFile) -> int:
 
 def upload_names(given: list[str | None]) -> list[str]:
     """Each file's name, its document id: the last part of the name sent (a browser may
-    send a path), printable, at most NAME_BYTES; a name seen before gets " (2)"..."""
+    send a path), printable, at most NAME_BYTES (a file name's limit on disk); a name seen
+    before in the upload gets " (2)"... A name cut to fit keeps a digest of the whole name
+    before its suffix, so two long names that share their first NAME_BYTES stay two
+    documents, and the same long name uploaded again is the same one."""
     names: list[str] = []
     for index, raw in enumerate(given):
         base = re.split(r"[\\/]", raw or "")[-1]
@@ -136,8 +140,11 @@ def upload_names(given: list[str | None]) -> list[str]:
         dot = base.rfind(".", 1)
         short = dot > 0 and len(base) - dot <= 12  # a suffix, not a dot inside a name
         stem, suffix = (base[:dot], base[dot:]) if short else (base, "")
-        while len(f"{stem} (99){suffix}".encode()) > NAME_BYTES:
-            stem = stem[:-1]
+        if len(f"{stem} (99){suffix}".encode()) > NAME_BYTES:
+            digest = "~" + hashlib.blake2b(base.encode(), digest_size=4).hexdigest()
+            while len(f"{stem}{digest} (99){suffix}".encode()) > NAME_BYTES:
+                stem = stem[:-1]
+            stem += digest
         name, count = stem + suffix, 1
         while name in names:
             count += 1
