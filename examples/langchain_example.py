@@ -2,7 +2,7 @@
 then the same through a running `hopgraph serve` if one is up.
 
 Run from the repository root (offline):
-  pip install "hopgraph[langchain]"
+  pip install ".[langchain]"    # in the checkout (docs/install.md)
   hopgraph ingest ../shared/data/bernoulli/nano.json --graph demo
   python examples/langchain_example.py
 """

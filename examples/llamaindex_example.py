@@ -2,7 +2,7 @@
 question.
 
 Run from the repository root (offline):
-  pip install "hopgraph[llamaindex]"
+  pip install ".[llamaindex]"    # in the checkout (docs/install.md)
   hopgraph ingest ../shared/data/bernoulli/nano.json --graph demo
   python examples/llamaindex_example.py
 """

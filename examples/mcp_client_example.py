@@ -2,7 +2,7 @@
 stdio, list its tools, search a multi-hop question, then look up the entity in its middle.
 
 Run from the repository root (offline):
-  pip install "hopgraph[mcp]"
+  pip install ".[mcp]"    # in the checkout (docs/install.md)
   hopgraph ingest ../shared/data/bernoulli/nano.json --graph demo
   python examples/mcp_client_example.py
 """

@@ -38,7 +38,8 @@ QUESTION = "What contribution did the son of Euler's teacher make?"
 def need(path: Path) -> Path:
     """Skip the calling test, with a clear message, when shared data is absent."""
     if not path.exists():
-        pytest.skip(f"shared data not found at {path} (expected ../shared/data beside the repo)")
+        pytest.skip(f"shared data not found at {path}: put the project's data folder at "
+                    "../shared/data beside the repository (its README says what is in it)")
     return path
 
 

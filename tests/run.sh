@@ -3,7 +3,8 @@
 # tests that use the Milvus server (`-m server`: one server, started once) and all the
 # others. The others print as they go, the server tests when they end; the exit code is
 # non-zero if either failed. Extra arguments (files, -k, -x, ...) go to both; a process
-# they leave without tests counts as passed.
+# they leave without tests counts as passed. -rs: each skipped test is listed with its reason,
+# which says how to get it running.
 set -uo pipefail
 set -m  # each pytest in a process group of its own, with SIGINT at its default (a script's
         # background job would ignore it): Ctrl-C or a kill stops both, and their teardown
@@ -17,9 +18,9 @@ for arg in "$@"; do
 done
 PYTEST="${PYTEST:-.venv/bin/pytest}"
 log="$(mktemp "${TMPDIR:-/tmp}/hopgraph-server-tests.XXXXXX")"
-"$PYTEST" -q -m server --durations=10 "$@" >"$log" 2>&1 </dev/null &
+"$PYTEST" -q -rs -m server --durations=10 "$@" >"$log" 2>&1 </dev/null &
 server=$!
-"$PYTEST" -q -m "not server" --durations=20 "$@" </dev/null &
+"$PYTEST" -q -rs -m "not server" --durations=20 "$@" </dev/null &
 others=$!
 trap 'kill -INT -- "-$others" "-$server" 2>/dev/null' INT TERM
 trap 'echo; echo "=== the tests that use the Milvus server (pytest -m server) ==="; cat "$log"; rm -f "$log"' EXIT

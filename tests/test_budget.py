@@ -49,7 +49,7 @@ def test_wrap_hyphenates_long_words_at_the_line_end() -> None:
 
 
 def test_a_corpus_becomes_markdown_text_and_pdf_files(tmp_path: Path) -> None:
-    pytest.importorskip("fpdf")
+    pytest.importorskip("fpdf", reason="fpdf2 is missing: pip install -e '.[dev]'")
     items = [{"title": f"Place {i}",
               "text": f"Place {i} is a town in Ålesund county near Šibenik. " * 6}
              for i in range(20)]

@@ -26,7 +26,7 @@ GENERIC = ["Leadership", "Products", "Offices", "Staff profiles", "Staff", "Cont
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("fpdf")
+    pytest.importorskip("fpdf", reason="fpdf2 is missing: pip install -e '.[dev]'")
     from hopgraph.shape import write_pdf
 
     target = tmp_path_factory.mktemp("business") / "docs"

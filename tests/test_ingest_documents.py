@@ -58,7 +58,7 @@ def test_missing_path_and_folder_without_documents_raise(tmp_path: Path) -> None
 
 
 def test_pdf_without_text_is_a_problem_not_a_crash(tmp_path: Path) -> None:
-    pypdf = pytest.importorskip("pypdf")
+    pypdf = pytest.importorskip("pypdf", reason="pypdf is missing: pip install -e .")
     writer = pypdf.PdfWriter()
     writer.add_blank_page(200, 200)
     with open(tmp_path / "scan.pdf", "wb") as out:

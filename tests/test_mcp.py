@@ -23,9 +23,10 @@ from conftest import BERNOULLI, QUESTION, Ran, need, run_cli, run_process
 from llm_server import FakeLLMServer
 from scripted_llm import good_llm
 
-anyio = pytest.importorskip("anyio")
-pytest.importorskip("mcp", reason="the MCP SDK is missing: pip install \"hopgraph[mcp]\"")
-httpx2 = pytest.importorskip("httpx2")  # the SDK's HTTP client, which it depends on
+anyio = pytest.importorskip("anyio", reason="anyio is missing: pip install -e '.[dev]'")
+pytest.importorskip("mcp", reason="the MCP SDK is missing: pip install -e '.[dev]'")
+httpx2 = pytest.importorskip(  # the SDK's HTTP client, which it depends on
+    "httpx2", reason="httpx2, the MCP SDK's HTTP client, is missing: pip install -e '.[dev]'")
 
 from mcp import ClientSession, MCPError, StdioServerParameters, stdio_client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402

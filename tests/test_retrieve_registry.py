@@ -52,7 +52,8 @@ def test_a_registered_method_is_offered_everywhere(toy: Method, bernoulli: Graph
 
 
 def test_the_rest_schema_lists_registered_methods(toy: Method, bernoulli: GraphRAG) -> None:
-    fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
+    fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is missing: "
+                                                 "pip install -e '.[dev]'")
     assert fastapi
     from fastapi.testclient import TestClient
 

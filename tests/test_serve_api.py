@@ -13,7 +13,8 @@ import pytest
 from conftest import BERNOULLI, QUESTION, need, run_cli
 from llm_server import Reply
 
-fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
+fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is missing: "
+                                                 "pip install -e '.[dev]'")
 from fastapi.testclient import TestClient  # noqa: E402
 
 from hopgraph import GraphRAG, Query  # noqa: E402

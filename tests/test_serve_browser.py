@@ -62,12 +62,14 @@ def _need_browser() -> None:
     # CI (.ci/run) installs the browser and sets HOPGRAPH_REQUIRE_BROWSER=1: there a missing
     # browser is a failure, not a skip.
     missing = pytest.fail if os.environ.get("HOPGRAPH_REQUIRE_BROWSER") == "1" else pytest.skip
-    for binary, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+    for binary in (CHROMIUM, CHROMEDRIVER):
         if not binary.exists():
-            missing(f"{binary} not found (apt-get install {package})")
-    pytest.importorskip("selenium", reason="selenium is not installed (pip install selenium)")
+            missing(f"{binary} not found: install Debian's chromium and chromium-driver "
+                    "(apt-get install chromium chromium-driver; `bash .ci/run` does)")
+    pytest.importorskip("selenium", reason="selenium is missing: pip install -e '.[dev]'")
     for module in ("fastapi", "uvicorn"):
-        pytest.importorskip(module, reason=f"{module} missing: the 'serve' extra is not installed")
+        pytest.importorskip(module, reason=f"{module} is missing (the 'serve' extra): "
+                                           "pip install -e '.[dev]'")
 
 
 def _free_port() -> int:

@@ -104,7 +104,7 @@ def ended_job(page: Page, names: set[str]) -> dict[str, Any]:
 
 def test_uploaded_txt_and_pdf_become_searchable(served: str, driver: Any,
                                                 tmp_path: Path) -> None:
-    pytest.importorskip("fpdf")
+    pytest.importorskip("fpdf", reason="fpdf2 is missing: pip install -e '.[dev]'")
     import pypdf
 
     from hopgraph.shape import write_pdf

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 from conftest import free_port, own_environment, run_process
 
-fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is not installed")
+fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is missing: "
+                                                 "pip install -e '.[dev]'")
 import httpx  # noqa: E402
 from fastapi.testclient import TestClient  # noqa: E402
 
@@ -49,7 +50,7 @@ def rows(count: int, skip_one: bool = False) -> bytes:
 
 
 def a_pdf() -> bytes:
-    fpdf = pytest.importorskip("fpdf")
+    fpdf = pytest.importorskip("fpdf", reason="fpdf2 is missing: pip install -e '.[dev]'")
     pdf = fpdf.FPDF()
     pdf.add_page()
     pdf.set_font("Helvetica", size=11)
