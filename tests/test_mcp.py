@@ -308,7 +308,7 @@ def test_a_missing_extra_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.delitem(sys.modules, name, raising=False)  # put back after the test
     monkeypatch.setitem(sys.modules, "mcp", None)  # `import mcp` fails as if not installed
     done = run_cli("mcp", "--uri", "never-opened.db")
-    assert done.code == 2 and 'pip install "hopgraph[mcp]"' in done.stderr
+    assert done.code == 2 and 'pip install ".[mcp]"' in done.stderr
 
 
 def test_the_cli_does_not_import_the_sdk() -> None:

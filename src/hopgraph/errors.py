@@ -31,6 +31,13 @@ class HopgraphError(Exception):
         return f"{text}; {self.fix}" if self.fix else text
 
 
+def install_extra(extra: str) -> str:
+    """How to add an optional extra (hopgraph is installed from a checkout or a wheel, not
+    from PyPI): the `fix` of the error a missing extra gives."""
+    return (f'install the "{extra}" extra: pip install ".[{extra}]" in a checkout, or '
+            f'pip install "hopgraph-VERSION-py3-none-any.whl[{extra}]" (docs/install.md)')
+
+
 class UsageError(HopgraphError, ValueError):
     """An argument or setting has a value hopgraph cannot use (unknown method, top_k < 1...)."""
 

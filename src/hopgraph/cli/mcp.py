@@ -11,7 +11,7 @@ import sys
 from hopgraph.cli.common import llm_client, open_graph
 from hopgraph.cli.serve import warn_or_refuse
 from hopgraph.config import ServeSettings
-from hopgraph.errors import UsageError
+from hopgraph.errors import UsageError, install_extra
 from hopgraph.store.keys import KeyStore
 
 DEFAULT_PORT = 8001  # beside `hopgraph serve`'s 8000
@@ -28,7 +28,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     except ImportError as exc:
         missing = (exc.name or "mcp").split(".")[0]
         raise UsageError(f"`hopgraph mcp` needs the 'mcp' extra ({missing} is missing)",
-                         fix='pip install "hopgraph[mcp]"') from None
+                         fix=install_extra("mcp")) from None
     from hopgraph.serve.service import GraphService  # no web framework: only the graph
 
     llm = llm_client(args)

@@ -17,7 +17,7 @@ from hopgraph.config import (
     DEFAULT_MAX_JOBS,
     ServeSettings,
 )
-from hopgraph.errors import UsageError
+from hopgraph.errors import UsageError, install_extra
 from hopgraph.store.keys import KeyStore
 
 
@@ -51,7 +51,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         from hopgraph.serve.service import GraphService
     except ImportError as exc:
         raise UsageError(f"`hopgraph serve` needs the 'serve' extra ({exc.name} is missing)",
-                         fix='pip install "hopgraph[serve]"') from None
+                         fix=install_extra("serve")) from None
     if args.max_body_mb <= 0:
         raise UsageError(f"--max-body-mb must be positive, got {args.max_body_mb}")
     settings = ServeSettings.load(max_body_bytes=int(args.max_body_mb * 1024 * 1024),

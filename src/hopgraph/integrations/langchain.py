@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, PrivateAttr, SecretStr
 
-from hopgraph.errors import UsageError
+from hopgraph.errors import UsageError, install_extra
 from hopgraph.integrations.sources import Found, Source, source
 
 try:
@@ -32,7 +32,7 @@ try:
     from langchain_core.retrievers import BaseRetriever
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise UsageError("hopgraph's LangChain retriever needs langchain-core",
-                     fix='pip install "hopgraph[langchain]"') from exc
+                     fix=install_extra("langchain")) from exc
 
 __all__ = ["HopgraphRetriever"]
 _OPTIONS = ("k", "method", "where")

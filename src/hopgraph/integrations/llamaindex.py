@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from hopgraph.api import GraphRAG
-from hopgraph.errors import UsageError
+from hopgraph.errors import UsageError, install_extra
 from hopgraph.integrations.sources import Found, source
 from hopgraph.where import Where
 
@@ -28,7 +28,7 @@ try:
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise UsageError("hopgraph's LlamaIndex retriever needs llama-index-core",
-                     fix='pip install "hopgraph[llamaindex]"') from exc
+                     fix=install_extra("llamaindex")) from exc
 
 __all__ = ["HopgraphRetriever"]
 
