@@ -4,6 +4,9 @@ the formats taking turns: Markdown with a `## Title` per paragraph, plain text w
 on its own line, and PDF with a title line and the text wrapped into lines at a fixed width,
 long words hyphenated at a line end, as a word processor prints it.
 
+A company report can be printed too (`write_report_pdf`): several pages, each with a running
+header and a footer "Confidential - page N of M", its text wrapped the same way.
+
 PDFs are written with fpdf2 (`pip install fpdf2`; in the dev extras) in a core font, which
 holds Latin-1 only: characters outside it are folded (`budget.fold`: accents dropped, what
 is left outside Latin-1 made a space); the budget metric folds every text it compares.
@@ -14,9 +17,15 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from hopgraph.budget import fold
 from hopgraph.errors import UsageError
+
+try:
+    from fpdf import FPDF
+except ImportError:  # fpdf2 is a dev extra; the writers below say so when it is missing
+    FPDF = None
 
 FORMATS = ("md", "txt", "pdf")
 PER_FILE = 8
@@ -76,10 +85,8 @@ def wrap(text: str, width: int = LINE_CHARS) -> list[str]:
 def write_pdf(path: Path, group: Sequence[dict[str, str]], width: int = LINE_CHARS) -> None:
     """A PDF of `{"title", "text"}` items: each title (if any) on a bold line, then its text
     wrapped at `width` characters."""
-    try:
-        from fpdf import FPDF
-    except ImportError:
-        raise UsageError("writing PDF files needs fpdf2", fix="pip install fpdf2") from None
+    if FPDF is None:
+        raise UsageError("writing PDF files needs fpdf2", fix="pip install fpdf2")
     pdf = FPDF()
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.add_page()
@@ -98,3 +105,64 @@ def _latin1(text: str) -> str:
     """What a core PDF font can print: Latin-1 as it is, anything else folded."""
     return " ".join("".join(ch if ord(ch) < 256 else fold(ch) for ch in
                             unicodedata.normalize("NFC", text)).split())
+
+
+REPORT_LINE_CHARS = 84
+BLOCKS = ("title", "heading", "text", "lines", "page_break")
+
+
+def write_report_pdf(path: Path, source: dict[str, Any]) -> int:
+    """A report printed as a company prints one; returns its number of pages.
+
+    `source` is `{"header": str, "footer": str, "width"?: int, "blocks": [...]}`; each block
+    is one of `{"title": str}` (large, bold), `{"heading": str}` (bold), `{"text": str}` (a
+    paragraph wrapped at `width` characters), `{"lines": [str, ...]}` (one line each, as
+    key-value lines and table rows are printed; a line too long is wrapped) and
+    `{"page_break": true}`. Every page starts with the header line and ends with
+    "<footer> - page N of M"."""
+    if FPDF is None:
+        raise UsageError("writing PDF files needs fpdf2", fix="pip install fpdf2")
+    width = int(source.get("width", REPORT_LINE_CHARS))
+    pdf = _ReportPDF(_latin1(source["header"]), _latin1(source["footer"]))
+    pdf.set_auto_page_break(auto=True, margin=18)
+    pdf.add_page()
+    for number, block in enumerate(source["blocks"]):
+        kind = next((key for key in BLOCKS if key in block), None)
+        if kind is None:
+            raise UsageError(f"block {number} of {path.name} has none of {', '.join(BLOCKS)}")
+        if kind == "page_break":
+            pdf.add_page()
+        elif kind in ("title", "heading"):
+            pdf.set_font("Helvetica", style="B", size=14 if kind == "title" else 11)
+            pdf.cell(0, 8 if kind == "title" else 6, _latin1(block[kind]),
+                     new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(1)
+        else:
+            pdf.set_font("Helvetica", size=10)
+            texts = [block["text"]] if kind == "text" else block["lines"]
+            for text in texts:
+                for line in wrap(_latin1(text), width):
+                    pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
+            pdf.ln(3)
+    pdf.output(str(path))
+    return pdf.page_no()
+
+
+class _ReportPDF(FPDF if FPDF is not None else object):  # type: ignore[misc]
+    """An FPDF whose pages carry a running header and a numbered footer."""
+
+    def __init__(self, header_text: str, footer_text: str) -> None:
+        super().__init__()
+        self.header_text = header_text
+        self.footer_text = footer_text
+
+    def header(self) -> None:
+        self.set_font("Helvetica", style="I", size=8)
+        self.cell(0, 5, self.header_text, new_x="LMARGIN", new_y="NEXT")
+        self.line(self.l_margin, self.get_y(), self.w - self.r_margin, self.get_y())
+        self.ln(4)
+
+    def footer(self) -> None:
+        self.set_y(-13)
+        self.set_font("Helvetica", style="I", size=8)
+        self.cell(0, 5, f"{self.footer_text} - page {self.page_no()} of {{nb}}", align="C")
