@@ -24,6 +24,11 @@ def test_a_paragraph_is_found_when_half_its_sentences_are_in_the_budget() -> Non
     assert not found(normalise("She lives in Helsinkix."), "She lives in Helsinki.")  # words
 
 
+def test_a_word_with_an_inner_capital_is_one_word() -> None:
+    gold = "The rPET tray went to McDonald Foods. It holds 5 mL."
+    assert found(normalise("Intro: the rPET tray went to McDonald Foods. It holds 5 mL."), gold)
+
+
 def test_the_budget_cuts_the_text_in_rank_order() -> None:
     filler = " ".join(["word"] * 300)
     assert budget_recall([filler, GOLD], [GOLD], 200) == 0.0

@@ -46,7 +46,10 @@ def normalise(text: str) -> str:
 
 def sentences(text: str) -> list[str]:
     """The normalised sentences of a paragraph (empty ones left out)."""
-    found = (normalise(" ".join(token.value for token in sentence))
+    # The sentence as written (each token after its own spacing): syntok splits words at an
+    # inner capital ("McDonald", "rPET"), and joining its tokens with spaces would make a
+    # sentence no retrieved text can hold.
+    found = (normalise("".join(token.spacing + token.value for token in sentence))
              for paragraph in segmenter.analyze(text) for sentence in paragraph)
     return [sentence for sentence in found if sentence]
 
