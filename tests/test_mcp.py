@@ -78,6 +78,8 @@ async def _stdio_conversation(server: StdioServerParameters, errlog: Any) -> dic
         seen["bad_where"] = await call("search", {
             "question": QUESTION, "where": {"$or": [{"lang": "en"}, {"year": {"$regex": "1"}}]}})
         seen["bad_method"] = await call("search", {"question": QUESTION, "method": "magic"})
+        for name, top_k in (("true", True), ("text", "3"), ("float", 2.0)):
+            seen[f"top_k_{name}"] = await call("search", {"question": QUESTION, "top_k": top_k})
         seen["entity"] = await call("entity", {"name": "daniel  BERNOULLI"})
         seen["no_entity"] = await call("entity", {"name": "Nobody In Particular"})
         seen["ask"] = await call("ask", {"question": QUESTION})
@@ -151,6 +153,14 @@ def test_a_bad_filter_or_method_is_a_tool_error_naming_it(stdio: dict[str, Any])
     assert "where.$or[1].year.$regex: unknown operator '$regex'" in _text(bad)
     method = stdio["bad_method"]
     assert method.is_error and "unknown method 'magic'; choose one of" in _text(method)
+
+
+def test_top_k_is_a_whole_number_as_over_rest(stdio: dict[str, Any]) -> None:
+    """true or "3" is refused, as `POST /query` refuses it (pydantic's lax mode, which the SDK
+    checks arguments in, would take true as 1); 2.0 counts as 2, as JSON Schema says."""
+    for name in ("top_k_true", "top_k_text"):
+        assert stdio[name].is_error and "top_k" in _text(stdio[name]), _text(stdio[name])
+    assert len(stdio["top_k_float"].structured_content["passages"]) == 2
 
 
 def test_entity_by_its_normalized_name(stdio: dict[str, Any]) -> None:

@@ -103,10 +103,10 @@ def test_bad_queries_are_4xx_naming_the_problem(client: TestClient, body: dict, 
     assert says in json.dumps(reply.json())
 
 
-def test_not_json_is_422(client: TestClient) -> None:
+def test_not_json_is_400(client: TestClient) -> None:
     reply = client.post("/query", content=b"{not json", headers={"content-type":
                                                                   "application/json"})
-    assert reply.status_code == 422
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "bad_input"
 
 
 def test_question_limit_holds_in_the_python_api_and_the_cli(rag: GraphRAG) -> None:
@@ -242,6 +242,41 @@ def test_a_query_during_a_write_sees_the_graph_before_it(rag: GraphRAG) -> None:
     assert all(p["text"] for p in during["graph"] + during["naive"])
     after = answer(service, NEPHEW)
     assert any("Nicolaus" in p["text"] for p in after["graph"])
+
+
+def test_a_write_waits_behind_another_at_most_write_wait(rag: GraphRAG) -> None:
+    """POST and DELETE /documents wait at most --write-wait behind another write of their
+    graph (an upload's file, say): then a 503 with Retry-After, and nothing is written,
+    then or after."""
+    service = GraphService(rag)
+    holding, release = threading.Event(), threading.Event()
+
+    def hold(graph: GraphRAG) -> None:
+        holding.set()
+        assert release.wait(60)
+
+    rows = [{"passage": "Nicolaus Bernoulli was a nephew of Jacob Bernoulli."}]
+    with TestClient(create_app(service, ServeSettings(write_wait=0.2))) as client:
+        other = threading.Thread(target=service.write, args=(hold,))
+        other.start()
+        try:
+            assert holding.wait(60)
+            added = client.post("/documents", json={"rows": rows, "doc_id": "late"})
+            deleted = client.delete("/documents/" + quote(DOC, safe=""))
+        finally:
+            release.set()
+            other.join(60)
+        for busy in (added, deleted):
+            assert busy.status_code == 503 and busy.headers["retry-after"] == "5", busy.text
+            error = busy.json()["error"]
+            assert "busy with another write for 0.2 s" in error["message"]
+            assert "nothing was written" in error["message"]
+            assert "--write-wait" in error["fix"] and "HOPGRAPH_WRITE_WAIT" in error["fix"]
+        assert service.documents() == {DOC: 4}  # the requests gave up: no late write
+        assert client.post("/documents", json={"rows": rows, "doc_id": "now"}
+                           ).status_code == 200
+    with pytest.raises(UsageError, match="HOPGRAPH_WRITE_WAIT"):
+        ServeSettings(write_wait=-1)
 
 
 def test_concurrent_queries_and_writes_never_fail(client: TestClient) -> None:

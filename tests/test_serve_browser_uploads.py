@@ -252,9 +252,9 @@ def test_refused_uploads_and_bad_files_are_said_plainly(served: str, driver: Any
         assert "error-text" in by_id("upload-status").get_attribute("class")
         return str(by_id("upload-status").text)
 
-    # One file over the limit of files per upload (413), named with the limit and the fix.
+    # One file over the limit of files per upload (422), named with the limit and the fix.
     said = refused([tmp_path / name for name in names])
-    assert said.startswith("Not uploaded: 3 files in one upload"), said
+    assert said.startswith(f"Not uploaded: body.files: more than {MAX_FILES} files"), said
     assert f"limit of {MAX_FILES}" in said and "--max-files" in said, said
     # The LLM extractor on a server with no LLM (422): the server's reason and fix.
     Select(by_id("upload-extractor")).select_by_value("llm")

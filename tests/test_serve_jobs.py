@@ -177,8 +177,8 @@ def test_limits_and_refusals(service: GraphService) -> None:
         big = upload(client, {"small.txt": NOTES, "big.txt": NOTES * 40})
         assert big.status_code == 413 and "'big.txt'" in big.json()["error"]["message"]
         assert "0.001 MB" in big.json()["error"]["message"]
-        many = upload(client, {f"{i}.txt": NOTES for i in range(3)})
-        assert many.status_code == 413 and "over the limit of 2" in many.text
+        many = upload(client, {f"{i}.txt": NOTES for i in range(3)})  # the schema's maxItems
+        assert many.status_code == 422 and "over the limit of 2" in many.text
         llm = upload(client, {"a.txt": NOTES}, extractor="llm")
         assert llm.status_code == 422 and "HOPGRAPH_LLM_MODEL" in llm.json()["error"]["fix"]
         assert upload(client, {"a.txt": NOTES}, extractor="other").status_code == 422
@@ -189,6 +189,9 @@ def test_limits_and_refusals(service: GraphService) -> None:
             first = upload(client, {"a.txt": NOTES})
             assert first.status_code == 202
             waiting(client, first.json()["id"])
+            head = client.head(f"/jobs/{first.json()['id']}/events")  # running: headers only
+            assert head.status_code == 200 and head.content == b""
+            assert head.headers["content-type"].startswith("text/event-stream")
             full = upload(client, {"b.txt": NOTES})
             assert full.status_code == 429 and full.headers["retry-after"].isdigit()
             assert full.json()["error"]["code"] == "too_many_requests"

@@ -162,6 +162,7 @@ DEFAULT_MAX_GRAPHS = 8  # graphs a server keeps open (each holds its graph and v
 DEFAULT_MAX_FILE_MB = 50.0  # per uploaded file (POST /uploads)
 DEFAULT_MAX_FILES = 20  # per upload
 DEFAULT_MAX_JOBS = 8  # upload jobs queued or running in one server process
+DEFAULT_WRITE_WAIT = 30.0  # seconds a write request waits behind another write of its graph
 
 
 @dataclass
@@ -173,7 +174,9 @@ class ServeSettings:
     caches per graph version (`cache_size`: the CLI hands it to `GraphService(...,
     cache_size=)`), how many graphs it keeps open (HOPGRAPH_MAX_GRAPHS), and the limits of
     uploads: MB per file, files per upload, jobs queued or running (HOPGRAPH_MAX_FILE_MB,
-    HOPGRAPH_MAX_FILES, HOPGRAPH_MAX_JOBS); `create_app` reads the others."""
+    HOPGRAPH_MAX_FILES, HOPGRAPH_MAX_JOBS), and how long a write request waits behind
+    another write of its graph (HOPGRAPH_WRITE_WAIT, seconds); `create_app` reads the
+    others."""
 
     api_key: str | None = field(default=None, repr=False)
     cors_origins: list[str] = field(default_factory=list)
@@ -185,6 +188,7 @@ class ServeSettings:
     max_file_mb: float = DEFAULT_MAX_FILE_MB
     max_files: int = DEFAULT_MAX_FILES
     max_jobs: int = DEFAULT_MAX_JOBS
+    write_wait: float = DEFAULT_WRITE_WAIT
 
     def __post_init__(self) -> None:
         for name, kind, unit in (("max_file_mb", float, "a number of MB"),
@@ -195,6 +199,10 @@ class ServeSettings:
                 raise UsageError(f"HOPGRAPH_{name.upper()} (--{name.replace('_', '-')}) must "
                                  f"be positive, got {value}")
             setattr(self, name, value)
+        self.write_wait = as_number(self.write_wait, float, "HOPGRAPH_WRITE_WAIT", "seconds")
+        if not 0 <= self.write_wait < 1e6:
+            raise UsageError(f"HOPGRAPH_WRITE_WAIT (--write-wait) is seconds, 0 or more, got "
+                             f"{self.write_wait}")
 
     @property
     def max_file_bytes(self) -> int:
@@ -207,7 +215,7 @@ class ServeSettings:
         env = {"api_key": "HOPGRAPH_API_KEY", "cors_origins": "HOPGRAPH_CORS_ORIGINS",
                "allowed_hosts": "HOPGRAPH_ALLOWED_HOSTS", "max_graphs": "HOPGRAPH_MAX_GRAPHS",
                **{name: f"HOPGRAPH_{name.upper()}"
-                  for name in ("max_file_mb", "max_files", "max_jobs")}}
+                  for name in ("max_file_mb", "max_files", "max_jobs", "write_wait")}}
         settings = from_env(cls, env, overrides)
         for name in ("cors_origins", "allowed_hosts"):
             value = getattr(settings, name)

@@ -15,6 +15,7 @@ from hopgraph.config import (
     DEFAULT_MAX_FILES,
     DEFAULT_MAX_GRAPHS,
     DEFAULT_MAX_JOBS,
+    DEFAULT_WRITE_WAIT,
     ServeSettings,
 )
 from hopgraph.errors import UsageError, install_extra
@@ -58,7 +59,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
                                   cache_size=args.cache, allowed_hosts=args.allowed_hosts,
                                   log_json=args.log_json, max_graphs=args.max_graphs,
                                   max_file_mb=args.max_file_mb, max_files=args.max_files,
-                                  max_jobs=args.max_jobs)
+                                  max_jobs=args.max_jobs, write_wait=args.write_wait)
     settings.allowed_hosts = settings.allowed_hosts or default_hosts(args.host)
     key = settings.api_key
     llm = llm_client(args)
@@ -129,11 +130,15 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                    help=f"largest uploaded file (POST /uploads; {DEFAULT_MAX_FILE_MB:g} MB; "
                         "larger: 413; env HOPGRAPH_MAX_FILE_MB)")
     p.add_argument("--max-files", type=int, default=None, metavar="N",
-                   help=f"files per upload ({DEFAULT_MAX_FILES}; more: 413; env "
+                   help=f"files per upload ({DEFAULT_MAX_FILES}; more: 422; env "
                         "HOPGRAPH_MAX_FILES)")
     p.add_argument("--max-jobs", type=int, default=None, metavar="N",
                    help=f"upload jobs queued or running at once ({DEFAULT_MAX_JOBS}; more: "
                         "429; env HOPGRAPH_MAX_JOBS)")
+    p.add_argument("--write-wait", type=float, default=None, metavar="S",
+                   help="seconds a POST or DELETE /documents waits behind another write of "
+                        f"its graph, an upload's file say ({DEFAULT_WRITE_WAIT:g}; then: 503 "
+                        "with Retry-After, nothing written; env HOPGRAPH_WRITE_WAIT)")
     p.add_argument("--cache", type=int, default=DEFAULT_ANSWER_CACHE, metavar="N",
                    help="answers to repeated /query requests kept until the next write "
                         f"({DEFAULT_ANSWER_CACHE}; 0: none)")

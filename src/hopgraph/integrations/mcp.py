@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, Strict
 
 from hopgraph import __version__
 from hopgraph.answer import ANSWER_TOP_K, stream_answer
@@ -29,7 +29,7 @@ from hopgraph.integrations import mcp_views as views
 from hopgraph.records import Answer
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import DEFAULT_TOP_K, MAX_QUESTION_CHARS, Query
-from hopgraph.serve.models import REQUEST_TOP_K
+from hopgraph.serve.models import REQUEST_TOP_K, Whole
 from hopgraph.serve.service import GraphService
 from hopgraph.store import NAME_MAX
 from hopgraph.where import Where
@@ -63,6 +63,9 @@ WhereFilter = Annotated[dict[str, Any] | None, Field(description=(
     "{\"doc_id\": {\"$in\": [\"a.pdf\", \"b.pdf\"]}}, {\"year\": {\"$gte\": 2020}, "
     "\"lang\": \"en\"}; operators $eq $ne $in $nin $gt $gte $lt $lte $exists, combined with "
     "$and $or $not. Leave it out to search everything"))]
+# A whole number as REST takes it: 3 or 3.0, never true or "3" (the SDK's arguments are
+# checked in pydantic's lax mode, which would take true as 1).
+TopK = Annotated[Whole, Strict(), Field(ge=1, le=REQUEST_TOP_K)]
 EntityName = Annotated[str, Field(min_length=1, max_length=NAME_MAX, description=(
     "the entity's name as the graph spells it (case and spacing do not matter), e.g. one "
     "from a search result's entities, bridges or relations"))]
@@ -129,8 +132,7 @@ class GraphTools:
         return self.service.rag.store.graph
 
     def search(self, question: Question,
-               top_k: Annotated[int, Field(ge=1, le=REQUEST_TOP_K,
-                                           description="passages to return")] = DEFAULT_TOP_K,
+               top_k: Annotated[TopK, Field(description="passages to return")] = DEFAULT_TOP_K,
                method: Method = registry.DEFAULT, where: WhereFilter = None
                ) -> Annotated[CallToolResult, views.SearchView]:
         """Passages for a question, with the relations and entities that led to them."""
@@ -141,8 +143,8 @@ class GraphTools:
         return _result(views.search_text(view), view)
 
     def ask(self, question: Question,
-            top_k: Annotated[int, Field(ge=1, le=REQUEST_TOP_K, description=(
-                "passages the answer is written from"))] = ANSWER_TOP_K,
+            top_k: Annotated[TopK, Field(description="passages the answer is written "
+                                                "from")] = ANSWER_TOP_K,
             where: WhereFilter = None) -> Annotated[CallToolResult, views.AnswerView]:
         """A cited answer written by the server's LLM (what `GraphRAG.ask` does, on the
         served version of the graph)."""

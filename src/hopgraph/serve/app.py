@@ -3,11 +3,12 @@
 `serve.job_routes`, run by a `serve.job_board`); `run` serves it with uvicorn.
 
 Safety by default: it binds 127.0.0.1; with HOPGRAPH_API_KEY set every API request needs
-`Authorization: Bearer <key>`; request bodies are capped (413) and fields validated (422,
-NaN, infinities and lone surrogates included); a Host header outside the allowed names is
-refused (400: DNS rebinding); CORS is off unless origins are configured; no endpoint fetches
-a URL, and the LLM's base URL comes only from the server's own settings. Every error has
-one body (`serve.errors`).
+`Authorization: Bearer <key>`; request bodies are capped (413), read before the framework
+reads them (`serve.bodies`: NaN, infinities, lone surrogates, deep nesting, too many files)
+and validated (422); a Host header outside the allowed names is refused (400: DNS
+rebinding); CORS is off unless origins are configured; no endpoint fetches a URL, and the
+LLM's base URL comes only from the server's own settings. Every error has one body
+(`serve.errors`). HEAD is answered wherever GET is.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi import APIRouter, Depends, FastAPI
 from fastapi.concurrency import run_in_threadpool
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
@@ -29,10 +30,17 @@ from hopgraph.config import ServeSettings
 from hopgraph.retrieve import registry
 from hopgraph.serve import errors
 from hopgraph.serve.auth import KeyRing, authenticator, may_write
-from hopgraph.serve.errors import HTTPError, described
-from hopgraph.serve.guards import HostCheck
+from hopgraph.serve.bodies import CheckedRoute
+from hopgraph.serve.errors import described
+from hopgraph.serve.guards import HeadAsGet, HostCheck
 from hopgraph.serve.job_board import JobBoard
-from hopgraph.serve.job_routes import UploadLimit, job_routes, truthful_extractors, upload_routes
+from hopgraph.serve.job_routes import (
+    UploadLimit,
+    UploadRoute,
+    job_routes,
+    truthful_forms,
+    upload_routes,
+)
 from hopgraph.serve.metrics import AccessLog, Metrics
 from hopgraph.serve.models import where_schemas
 from hopgraph.serve.pool import GraphPool
@@ -73,20 +81,20 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
                   "the subgraph behind each answer", version="0.1.0", docs_url=None,
                   redoc_url=None, lifespan=lifespan)
     ring = KeyRing(KeyStore(pool.catalog), settings.api_key)
-    guards = [Depends(authenticator(ring)), Depends(_strict_body)]
+    guards = [Depends(authenticator(ring))]
     failures = described(400, 401, 403, 413, 422, 500, 502, 503)
     metrics = Metrics(pool)
-    present = APIRouter(dependencies=guards, responses=failures)
-    graph_routes(present, pool, default_graph(pool))
-    named = APIRouter(prefix="/graphs/{graph}", dependencies=guards, responses=failures)
-    graph_routes(named, pool, named_graph(pool))
-    server = APIRouter(dependencies=guards, responses=failures)
+    api = {"dependencies": guards, "responses": failures, "route_class": CheckedRoute}
+    present = APIRouter(**api)
+    graph_routes(present, pool, default_graph(pool), settings.write_wait)
+    named = APIRouter(prefix="/graphs/{graph}", **api)
+    graph_routes(named, pool, named_graph(pool), settings.write_wait)
+    server = APIRouter(**api)
     server_routes(server, pool, metrics)
     job_routes(server, board)
-    multipart = [Depends(authenticator(ring))]  # no JSON body check: files are not JSON
-    uploads = APIRouter(dependencies=multipart, responses=failures)
-    named_uploads = APIRouter(prefix="/graphs/{graph}", dependencies=multipart,
-                              responses=failures)
+    forms = {**api, "route_class": UploadRoute}
+    uploads = APIRouter(**forms)
+    named_uploads = APIRouter(prefix="/graphs/{graph}", **forms)
     upload_routes(uploads, named_uploads, board, pool)
     for router in (server, present, named, uploads, named_uploads):
         app.include_router(router)
@@ -114,6 +122,7 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
     if STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
+    app.add_middleware(HeadAsGet)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
                            allow_methods=["GET", "POST", "DELETE"],
@@ -149,20 +158,10 @@ def _truthful_methods(app: FastAPI, has_llm: bool) -> None:
                               {"type": "object", "maxProperties": 0}],  # {}: none
                     "description": properties["where"].get("description", "")}
         components.update(where_schemas())
-        truthful_extractors(components, has_llm)
+        truthful_forms(components, has_llm)
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-
-async def _strict_body(request: Request) -> None:
-    """422 for a body Python's JSON parser takes but JSON does not (NaN, Infinity) or that
-    holds a lone surrogate (it could not be stored or sent back)."""
-    if request.method in ("POST", "PUT", "PATCH"):
-        body = await request.body()  # kept by the request: the route reads it again
-        problem = errors.strict_json(body) if body else None
-        if problem:
-            raise HTTPError(422, problem, "send standard JSON text (RFC 8259)")
 
 
 def run(pool: GraphPool, host: str, port: int, settings: ServeSettings) -> None:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -130,47 +129,12 @@ _METHODS = ("DELETE", "GET", "PATCH", "POST", "PUT")
 
 def _methods(request: Request) -> list[str]:
     """The methods the API's routes answer at the request's path (each route's own pattern:
-    `{graph}` stops at a slash, `{name:path}` does not); static files are not the API's."""
+    `{graph}` stops at a slash, `{name:path}` does not), HEAD wherever GET is
+    (`guards.HeadAsGet`); static files are not the API's."""
     routes = [route for route in request.app.router.routes if not isinstance(route, Mount)]
     found = [method for method in _METHODS
              if any(route.matches({**request.scope, "method": method})[0] is Match.FULL
                     for route in routes)]
+    if "GET" in found:
+        found.insert(found.index("GET") + 1, "HEAD")
     return found or ["GET", "HEAD"]  # a static file
-
-
-def strict_json(text: bytes) -> str | None:
-    """What makes a JSON body unacceptable although Python's parser takes it: NaN or an
-    infinity, or a lone surrogate in a string (None: nothing)."""
-    def refuse(constant: str) -> Any:
-        raise ValueError(f"{constant} is not a JSON number")
-
-    try:
-        data = json.loads(text, parse_constant=refuse)
-        return _bad_value(data, "body")
-    except RecursionError:
-        return "body: nested too deeply"
-    except ValueError as exc:
-        return f"body: {clip(str(exc))}"
-
-
-def _bad_value(value: Any, where: str) -> str | None:
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return f"{clip(where, 80)}: a lone surrogate is not text"
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"{clip(where, 80)}: a number too large for a float"
-    if isinstance(value, dict):
-        items: Iterable[tuple[Any, Any]] = value.items()
-    elif isinstance(value, list):
-        items = enumerate(value)
-    else:
-        return None
-    for key, item in items:
-        found = _bad_value(key, where) if isinstance(key, str) else None
-        found = found or _bad_value(item, f"{where}.{key}")
-        if found:
-            return found
-    return None

@@ -1,5 +1,5 @@
-"""Guards in front of the API (pure ASGI middleware): the request-body cap and the Host
-check. Both answer with the one error body (`serve.errors`)."""
+"""Pure ASGI middleware in front of the API: the request-body cap and the Host check (both
+answer with the one error body, `serve.errors`), and HEAD answered as GET is."""
 
 from __future__ import annotations
 
@@ -87,3 +87,37 @@ class HostCheck:
                 await reply(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+class HeadAsGet:
+    """HEAD on any path answered as GET is there, headers only (RFC 9110: a GET route takes
+    HEAD; load balancers health-check with it). The app sees a GET in a copy of the scope;
+    the server keeps the HEAD, and so sends no body. A streamed reply (job events) is told
+    its client has gone once its headers are sent."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "HEAD":
+            await self.app(scope, receive, send)
+            return
+        scope.setdefault("state", {})  # shared with the copy: what the app notes is seen
+        as_get = {**scope, "method": "GET"}
+        answered = False
+
+        async def headers_only(message: Message) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.start" and not answered:
+                answered = True
+                await send(message)
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+        async def gone_once_answered() -> Message:
+            return {"type": "http.disconnect"} if answered else await receive()
+
+        try:
+            await self.app(as_get, gone_once_answered, headers_only)
+        finally:
+            if "route" in as_get:  # for the access log, which reads the scope it passed on
+                scope["route"] = as_get["route"]

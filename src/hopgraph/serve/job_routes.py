@@ -1,9 +1,10 @@
 """The upload and job routes: `POST /uploads` (and `/graphs/{graph}/uploads`) turn files
 into a job (`serve.job_board`); `/jobs` lists, shows, cancels and streams jobs.
 
-Uploads are multipart: they skip the JSON body check and have a body cap of their own
-(`UploadLimit`: files per upload × bytes per file); each file's size is checked here (a
-413 naming it), the room left in the queue by the board (a 429).
+Uploads are multipart: they have a body cap of their own (`UploadLimit`: files per upload ×
+bytes per file), and their form is parsed to at most `--max-files` files (`UploadRoute`:
+more is a 422, as the schema's `maxItems` says); each file's size is checked here (a 413
+naming it), the room left in the queue by the board (a 429).
 """
 
 import asyncio
@@ -21,6 +22,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from hopgraph.errors import LLMError
 from hopgraph.ingest import extract
 from hopgraph.serve.auth import guard, missing
+from hopgraph.serve.bodies import CheckedRoute
 from hopgraph.serve.errors import HTTPError, clip, described
 from hopgraph.serve.guards import BodyLimit
 from hopgraph.serve.job_board import JobBoard
@@ -56,6 +58,12 @@ JobId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[0-9a-f]+$",
                             description="a job's id (GET /jobs)")]
 
 
+class UploadRoute(CheckedRoute):
+    """An upload route: its form is read by `CheckedRoute`, to at most `--max-files` files."""
+
+    files_fix = "upload them in several requests, or raise --max-files (HOPGRAPH_MAX_FILES)"
+
+
 class EventStream(StreamingResponse):
     """Server-Sent Events."""
 
@@ -65,14 +73,15 @@ class EventStream(StreamingResponse):
 def upload_routes(root: APIRouter, named: APIRouter, board: JobBoard, pool: GraphPool
                   ) -> None:
     """`POST /uploads` on `root` (the default graph) and on `named` (`/graphs/{graph}`)."""
-    most = board.settings.max_files  # said in the schema; more is refused here, with a 413
+    most = board.settings.max_files  # the schema's maxItems; the parser stops past it (422)
     Files = Annotated[list[UploadFile], File(  # a local type, read when the route is made
-        min_length=1, json_schema_extra={"maxItems": most},
-        description=f"1 to {most} files: .txt, .md, .pdf documents, or JSON/JSONL rows")]
+        min_length=1, max_length=most,
+        description=f"1 to {most} files (--max-files): .txt, .md, .pdf documents, or "
+                    "JSON/JSONL rows")]
     options: dict[str, Any] = {
         "status_code": 202, "response_model": JobView, "tags": ["uploads"],
         "dependencies": [Depends(guard("write", pool.default))],
-        "responses": described(403, 404, 413, 422, 429)}
+        "responses": described(403, 404, 413, 422, 429), "form_limits": {"max_files": most}}
 
     @root.post("/uploads", **options)
     def upload(files: Files, request: Request, extractor: Extractor = "auto",
@@ -95,10 +104,6 @@ def _accept(board: JobBoard, pool: GraphPool, graph: str, files: list[UploadFile
     if not pool.exists(graph):
         raise missing(graph)
     limits = board.settings
-    if len(files) > limits.max_files:
-        raise HTTPError(413, f"{len(files)} files in one upload, over the limit of "
-                        f"{limits.max_files}", "upload them in several requests, or raise "
-                        "--max-files (HOPGRAPH_MAX_FILES)")
     names = upload_names([upload.filename for upload in files])
     sizes = [_size(upload) for upload in files]
     for name, size in zip(names, sizes, strict=True):
@@ -252,12 +257,19 @@ class UploadLimit:
         await (self.uploads if wide else self.plain)(scope, receive, send)
 
 
-def truthful_extractors(components: dict[str, Any], has_llm: bool) -> None:
-    """Upload forms offer `llm` only when the server has an LLM (a request the schema
-    allows is one the server takes)."""
-    if has_llm:
-        return
+def truthful_forms(components: dict[str, Any], has_llm: bool) -> None:
+    """Upload forms as the server takes them: `llm` offered only when the server has an LLM
+    (a request the schema allows is one the server takes), and each file said to be any
+    bytes in both dialects (`format: binary` beside OpenAPI 3.1's `contentMediaType`), so
+    a client or tester does not take a file whose bytes spell a number for a number."""
     for name, model in components.items():
-        option = model.get("properties", {}).get("extractor", {})
-        if name.startswith("Body_") and "llm" in option.get("enum", []):
+        if not name.startswith("Body_"):
+            continue
+        properties = model.get("properties", {})
+        option = properties.get("extractor", {})
+        if not has_llm and "llm" in option.get("enum", []):
             option["enum"] = [e for e in option["enum"] if e != "llm"]
+        for field in properties.values():
+            part = field.get("items", field)
+            if part.get("contentMediaType") == "application/octet-stream":
+                part.setdefault("format", "binary")

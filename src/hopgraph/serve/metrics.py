@@ -24,6 +24,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hopgraph.serve.pool import GraphPool
@@ -95,6 +96,23 @@ class _PoolCollector(Collector):
         yield tokens
 
 
+def _template(scope: Scope, asked: Scope) -> str:
+    """The template of the route that answered (`/graphs/{graph}/query`), else of the one
+    whose path was `asked` (the scope as it came in): the framework names only API routes
+    in the scope, not the schema or the static files; `unmatched` for a path of no route."""
+    route = scope.get("route")
+    if route is None:
+        app = asked.get("app")
+        for candidate in getattr(app, "routes", ()):
+            if candidate.matches(asked)[0] is not Match.NONE:
+                route = candidate
+                break
+    path = getattr(route, "path", None)
+    if not path:
+        return "unmatched"
+    return f"{path}/{{path:path}}" if isinstance(route, Mount) else path
+
+
 class AccessLog:
     """Counts every request in `metrics` and logs one line for it (pure ASGI: it sees the
     status whatever answered, a guard or the app)."""
@@ -109,6 +127,7 @@ class AccessLog:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
+        asked = dict(scope)  # the routers change the scope as they pass it on
         status = 500  # if the app fails before it answers
 
         async def seen(message: Message) -> None:
@@ -121,7 +140,7 @@ class AccessLog:
             await self.app(scope, receive, seen)
         finally:
             seconds = time.perf_counter() - started
-            route = getattr(scope.get("route"), "path", None) or "unmatched"
+            route = _template(scope, asked)
             state = scope.get("state") or {}
             graph = state.get("graph", "")  # set once the graph is found: no label from
             self.metrics.observe(route, graph, status, seconds)  # a name that was not

@@ -3,9 +3,9 @@ the server's default graph and under `/graphs/{graph}/` for any graph; the serve
 routes (`server_routes`) list, make and drop graphs and give the metrics."""
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Request
 from fastapi import Query as Param
@@ -13,6 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from hopgraph.answer import stream_answer
+from hopgraph.api import GraphRAG
 from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.serve.auth import guard, missing
@@ -31,10 +32,12 @@ from hopgraph.serve.models import (
     QueryResponse,
 )
 from hopgraph.serve.pool import GraphPool
-from hopgraph.serve.service import GraphService
+from hopgraph.serve.service import GraphService, WriteBusy
 from hopgraph.store import DOC_ID_MAX
 
 MAX_PAGE = 1000  # documents per page of GET /documents, when a page is asked for
+BUSY_RETRY_S = 5  # the Retry-After of a write that waited its --write-wait in vain
+_T = TypeVar("_T")
 GraphParam = Annotated[str, Path(min_length=1, max_length=64, pattern=GRAPH_NAME,
                                  description="a graph of the database (GET /graphs)")]
 
@@ -73,8 +76,9 @@ async def _using(pool: GraphPool, name: str, request: Request) -> AsyncIterator[
             await run_in_threadpool(pool.close_entry, entry)
 
 
-def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any) -> None:
-    """One graph's routes on `api`; `graph_of` is the dependency that finds the graph."""
+def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any, write_wait: float) -> None:
+    """One graph's routes on `api`; `graph_of` is the dependency that finds the graph; a
+    write waits at most `write_wait` seconds behind another one (`_written`)."""
     Service = Annotated[GraphService, Depends(graph_of)]  # a local type: no postponed
     # annotations in this module (FastAPI reads each route's at definition)
 
@@ -146,19 +150,32 @@ def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any) -> None:
     def add_documents(body: DocumentsRequest, service: Service) -> dict[str, Any]:
         """Ingest rows (the file format; bad rows are skipped and listed in `problems`); a
         stored document is replaced unless `append`."""
-        summary = service.write(lambda rag: rag.add(body.rows, doc_id=body.doc_id,
-                                                    append=body.append))
+        summary = _written(service, write_wait, lambda rag: rag.add(
+            body.rows, doc_id=body.doc_id, append=body.append))
         return summary.as_dict()
 
     @api.delete("/documents/{doc_id:path}", tags=["documents"], dependencies=role("write"),
                 responses=described(404))
     def delete_document(doc_id: str, service: Service) -> dict[str, Any]:
         """Delete a document with what only it holds (relations, entities)."""
-        removal = service.write(lambda rag: rag.delete([doc_id]))  # looked up under the lease
+        removal = _written(service, write_wait,  # the document is looked up under the lease
+                           lambda rag: rag.delete([doc_id]))
         if doc_id in removal.missing:
             raise HTTPError(404, f"no document {clip(doc_id)!r}",
                             "GET /documents lists the stored documents")
         return removal.as_dict()
+
+
+def _written(service: GraphService, wait: float, change: Callable[[GraphRAG], _T]) -> _T:
+    """`change` written, if the graph's other write (an upload's file, say) ends within
+    `wait` seconds; else a 503 with Retry-After, and it is never written (the request's
+    own thread gave up: nothing is left to write it after the reply)."""
+    try:
+        return service.write(change, wait)
+    except WriteBusy as exc:
+        raise HTTPError(503, f"{exc}; nothing was written", "send it again after "
+                        "Retry-After seconds, or raise --write-wait (HOPGRAPH_WRITE_WAIT)",
+                        headers={"Retry-After": str(BUSY_RETRY_S)}) from None
 
 
 def server_routes(api: APIRouter, pool: GraphPool, metrics: Metrics) -> None:

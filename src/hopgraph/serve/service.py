@@ -145,15 +145,21 @@ class GraphService:
         """Stored documents and their passage counts."""
         return self._current.retriever.graph.documents()
 
-    def write(self, change: Callable[[GraphRAG], _T]) -> _T:
-        """Run `change` alone on a fork of the graph, then swap in the new version."""
-        with self._writes:
+    def write(self, change: Callable[[GraphRAG], _T], wait: float | None = None) -> _T:
+        """Run `change` alone on a fork of the graph, then swap in the new version. With
+        `wait`, give up after that many seconds behind another write (an upload's file,
+        say): `WriteBusy`, and nothing is written, then or later."""
+        if not self._writes.acquire(timeout=-1 if wait is None else wait):
+            raise WriteBusy(f"graph {self.rag.store.graph!r} was busy with another write "
+                            f"for {wait:g} s")
+        try:
             self.rag.fork()
             try:
                 return change(self.rag)
             finally:  # built before it replaces the old one (and its cache) at once
                 self._current = self._version()
-
+        finally:
+            self._writes.release()
 
     def drop(self) -> None:
         """Delete the graph (after any write of this process); the service is `gone`."""
@@ -161,6 +167,10 @@ class GraphService:
             self.rag.drop()
             self.gone = True
         self.close()
+
+
+class WriteBusy(TimeoutError):
+    """Another write held the graph for longer than the caller would wait."""
 
 
 def _answer(retriever: Retriever, query: Query, notes: list[str]) -> dict[str, Any]:

@@ -21,8 +21,9 @@ function sentence(text) {
   return /[.!?)]$/.test(text) ? text : `${text}.`;
 }
 
-/** The words for a refused upload: the server's message names the file and the limit, or
- * the number of files (413), or the jobs waiting (429, which also says when to try again). */
+/** The words for a refused upload: the server's message names the file and the limit (413),
+ * or the number of files (422), or the jobs waiting (429, which also says when to try
+ * again). */
 function uploadErrorText(error) {
   if (!(error instanceof ApiError)) return errorText(error);
   if (error.status === 429) {
