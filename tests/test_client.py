@@ -54,6 +54,7 @@ from hopgraph.client import (
     PassageHitWithMetadata,
     ServerError,
     Token,
+    TooManyRequests,
     Unauthorized,
     Unavailable,
     UpstreamFailed,
@@ -115,6 +116,7 @@ def test_an_error_event_is_raised_and_a_cut_stream_too() -> None:
     (409, "conflict", Conflict, UsageError), (422, "invalid_request", InvalidRequest, UsageError),
     (500, "internal", ServerError, RuntimeError),
     (502, "upstream_failed", UpstreamFailed, LLMError),
+    (429, "too_many_requests", TooManyRequests, StoreError),
     (503, "unavailable", Unavailable, StoreError),
 ])
 def test_error_bodies_map_to_classes(status: int, code: str, kind: type, base: type) -> None:
@@ -123,6 +125,14 @@ def test_error_bodies_map_to_classes(status: int, code: str, kind: type, base: t
     assert type(error) is kind and isinstance(error, base)
     assert (error.status, error.code, error.message, error.fix) == (status, code, "what", "how")
     assert str(error) == "GET u: what; how"
+
+
+def test_retry_after_is_carried_in_seconds() -> None:
+    body = json.dumps({"error": {"code": "unavailable", "message": "busy"}}).encode()
+    assert error_from_reply(503, body, "POST u", "5").retry_after == 5.0
+    assert error_from_reply(503, body, "POST u").retry_after is None
+    dated = error_from_reply(503, body, "POST u", "Wed, 21 Oct 2015 07:28:00 GMT")
+    assert dated.retry_after is None and isinstance(dated, Unavailable)
 
 
 def test_a_reply_that_is_not_an_error_body_keeps_its_status() -> None:

@@ -181,7 +181,8 @@ class AsyncClient:
                                                 data=call.form)
         except httpx.TransportError as exc:
             raise connection_failed(exc, where, self.timeout) from exc
-        return calls.read_reply(call, response.status_code, response.content, where)
+        return calls.read_reply(call, response.status_code, response.content, where,
+                                response.headers.get("retry-after"))
 
     async def _events(self, call: calls.AskCall) -> AsyncIterator[AskEvent]:
         headers = {"Content-Type": "application/json", "Accept": calls.STREAM_ACCEPT}

@@ -46,11 +46,13 @@ class Call(Generic[T]):
         return None if self.files is None else [("files", part) for part in self.files]
 
 
-def read_reply(call: Call[T], status: int, content: bytes, where: str) -> T:
-    """The result of `call` from its reply: the mapped error for an error status, else the
-    parsed JSON (an `ApiError` `unexpected_reply` when it is not what the API sends)."""
+def read_reply(call: Call[T], status: int, content: bytes, where: str,
+               retry_after: str | None = None) -> T:
+    """The result of `call` from its reply: the mapped error for an error status (with the
+    reply's Retry-After), else the parsed JSON (an `ApiError` `unexpected_reply` when it is
+    not what the API sends)."""
     if status >= 400:
-        raise error_from_reply(status, content, where)
+        raise error_from_reply(status, content, where, retry_after)
     try:
         return call.parse(json.loads(content))
     except (ValueError, TypeError, KeyError, AttributeError) as exc:

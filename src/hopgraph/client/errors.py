@@ -31,10 +31,13 @@ class ApiError(HopgraphError):
     `message` (what was wrong) and `fix` (what to do, or None); `where` is the request."""
 
     def __init__(self, message: str, *, status: int, code: str, where: str | None = None,
-                 fix: str | None = None) -> None:
+                 fix: str | None = None, retry_after: float | None = None) -> None:
         self.status = status
         self.code = code
         self.message = message
+        # Seconds the server asked to wait before trying again (its Retry-After header: a
+        # busy write lock's 503, a full job queue's 429), or None.
+        self.retry_after = retry_after
         super().__init__(message, where=where, fix=fix)
 
 
@@ -80,6 +83,11 @@ class UpstreamFailed(ApiError, LLMError, EmbedderError):
     """502: the LLM or the embedding service failed (the server cannot say which apart)."""
 
 
+class TooManyRequests(ApiError, StoreError):
+    """429: the server's upload queue is full (`too_many_requests`); `retry_after` says when
+    to try again."""
+
+
 class Unavailable(ApiError, StoreError):
     """503: Milvus could not do what was asked."""
 
@@ -94,7 +102,8 @@ _BY_CODE: dict[str, tuple[type[ApiError], int]] = {
     "unauthorized": (Unauthorized, 401), "forbidden": (Forbidden, 403),
     "not_found": (NotFound, 404), "method_not_allowed": (MethodNotAllowed, 405),
     "conflict": (Conflict, 409), "too_large": (TooLarge, 413),
-    "invalid_request": (InvalidRequest, 422), "internal": (ServerError, 500),
+    "invalid_request": (InvalidRequest, 422), "too_many_requests": (TooManyRequests, 429),
+    "internal": (ServerError, 500),
     "upstream_failed": (UpstreamFailed, 502), "unavailable": (Unavailable, 503),
 }
 _BY_STATUS = {status: (kind, code) for code, (kind, status) in _BY_CODE.items()
@@ -118,9 +127,17 @@ def api_error(detail: Any, status: int | None, where: str) -> ApiError:
                 fix=None if fix is None else str(fix))
 
 
-def error_from_reply(status: int, content: bytes, where: str) -> ApiError:
+def error_from_reply(status: int, content: bytes, where: str,
+                     retry_after: str | None = None) -> ApiError:
     """The error for an HTTP error reply: its error body, or (a proxy's page, another
-    server) the status and the start of the text."""
+    server) the status and the start of the text; `retry_after`: its Retry-After header."""
+    error = _error_of(status, content, where)
+    if retry_after is not None and retry_after.strip().replace(".", "", 1).isdigit():
+        error.retry_after = float(retry_after)  # (an HTTP date, rare from a proxy: left out)
+    return error
+
+
+def _error_of(status: int, content: bytes, where: str) -> ApiError:
     try:
         body = json.loads(content)
     except ValueError:

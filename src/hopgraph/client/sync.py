@@ -193,7 +193,8 @@ class Client:
                                           data=call.form)
         except httpx.TransportError as exc:
             raise connection_failed(exc, where, self.timeout) from exc
-        return calls.read_reply(call, response.status_code, response.content, where)
+        return calls.read_reply(call, response.status_code, response.content, where,
+                                response.headers.get("retry-after"))
 
     def _events(self, call: calls.AskCall) -> Iterator[AskEvent]:
         headers = {"Content-Type": "application/json", "Accept": calls.STREAM_ACCEPT}
