@@ -86,3 +86,22 @@ def test_a_linker_read_back_from_its_arrays_links_as_the_original() -> None:
     with pytest.raises(ValueError):
         EntityLinker.from_arrays(names, keys, None,
                                  {**arrays, "key_indptr": np.array([0, 1], dtype=np.int64)})
+
+
+def test_numbers_and_dates_alone_are_never_question_entities() -> None:
+    linker = EntityLinker(["2025", "May 2025", "7", "92 per cent", "£1,980", "Line 3", "Q2"])
+    for question in ["What changed in 2025?", "Who called in May 2025?", "Is it 7?",
+                     "Why 92 per cent?", "Does it cost £1,980?", "What did Q2 bring?"]:
+        assert linker.link(question) == [], question
+    assert [m.name for m in linker.link("What runs on Line 3?")] == ["Line 3"]
+
+
+def test_codes_match_exactly_and_never_fuzzily() -> None:
+    linker = EntityLinker(["IR-2322", "CA-2025-021", "KX-4", "KX-4 Pro", "Orrin & Tate"])
+    assert [m.name for m in linker.link("Who owns incident IR-2322?")] == ["IR-2322"]
+    assert linker.link("Who owns incident IR-2332?") == []  # another incident, not a typo
+    assert linker.link("Which action is CA-2025-024?") == []
+    assert [m.name for m in linker.link("How fast is the KX-4 Pro?")] == ["KX-4 Pro"]
+    assert [m.name for m in linker.link("How fast is the KX-4?")] == ["KX-4"]
+    assert linker.resolve("ir-2322")[0].name == "IR-2322" and linker.resolve("IR-2323") == []
+    assert [m.how for m in linker.link("Who runs Orin & Tate?")] == ["fuzzy"]

@@ -30,6 +30,28 @@ STOPWORDS = frozenset(
 )
 
 
+# Words that with numbers make a value (a date, an amount), not a name: a span of these and
+# numbers alone ("2025", "May 2025", "92 per cent") is never a question's entity.
+PERIODS = frozenset("""january february march april may june july august september october
+    november december jan feb mar apr jun jul aug sep sept oct nov dec q1 q2 q3 q4 h1 h2
+    fy""".split())  # noqa: SIM905
+VALUE_WORDS = PERIODS | frozenset("""per cent percent million billion thousand hundred year
+    years month months week weeks day days h kg g mg km m cm mm l ml""".split())  # noqa: SIM905
+_NUMBER = re.compile(r"^[^\w]*[\d][\d.,:/%-]*[^\w]*$|^[£$€¥#]?[\d][\d.,]*[kmb]?$")
+
+
+def is_value(words: list[str]) -> bool:
+    """Whether normalized words are a value (numbers, with month or unit words), not a name."""
+    return any(_NUMBER.match(w) or w in PERIODS for w in words) and all(
+        _NUMBER.match(w) or w in VALUE_WORDS or w in STOPWORDS for w in words)
+
+
+def is_code(key: str) -> bool:
+    """Whether a key is (or holds) an identifier with digits ("ir-2322", "kx-4 pro"): such
+    names match exactly, never fuzzily (IR-2322 is not IR-2332)."""
+    return any(ch.isdigit() for ch in key)
+
+
 def match_key(name: str) -> str:
     """The form entity names and question n-grams are compared in."""
     key = normalize(name).strip(" .,;:!?\"'()[]")
@@ -189,11 +211,14 @@ class EntityLinker:
                     continue
                 if cased and not any(name_like[i] for i in span):
                     continue
+                if is_value([words[i][2] for i in span]):
+                    continue  # a year, a date, an amount: a value, never a seed
                 if key in self.by_key:
                     covered.update(span)
                     matches.extend(EntityMatch(i, self.names[i], text, 1.0, "exact")
                                    for i in self.by_key[key])
-                elif len(key) >= _FUZZY_MIN_CHARS and words[start][2] not in STOPWORDS:
+                elif (len(key) >= _FUZZY_MIN_CHARS and words[start][2] not in STOPWORDS
+                      and not is_code(key)):
                     fuzzy_candidates.append((start, size))
         matches.extend(self._fuzzy(question, words, fuzzy_candidates, covered))
         question_key = normalize(question)
@@ -232,6 +257,8 @@ class EntityLinker:
         key = match_key(name)
         if key in self.by_key:
             return [EntityMatch(i, self.names[i], name, 1.0, "exact") for i in self.by_key[key]]
+        if is_code(key):
+            return []  # an identifier is this one or none
         best = self.fuzzy.best(key, 80.0)
         if best is None:
             return []
