@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hopgraph.ingest.fields import field_line
 from hopgraph.ingest.reading import Document, ends_sentence, join_wrapped
 
 MAX_HEADING_CHARS = 80
@@ -153,6 +154,11 @@ def _heading_line(line: str) -> bool:
             and not _BULLET.match(line) and (line[:1].isupper() or line[:1].isdigit()))
 
 
+def _laid_out(line: str) -> bool:
+    """A key–value line or a table row: a line of its own, never a wrapped line's end."""
+    return line.startswith("|") or field_line(line) is not None
+
+
 def _paragraphs(lines: list[str]) -> list[str]:
     """One block's paragraphs: list items stay one per line (one paragraph for the list);
     wrapped lines are joined; a short line keeps its break."""
@@ -163,7 +169,7 @@ def _paragraphs(lines: list[str]) -> list[str]:
         if previous is None:
             text = line
         elif (not _BULLET.match(line) and len(previous) >= WRAPPED_LINE
-              and len(previous) >= 0.6 * width):
+              and len(previous) >= 0.6 * width and not _laid_out(line)):
             text = join_wrapped(text, line)
         else:
             text = f"{text}\n{line}"

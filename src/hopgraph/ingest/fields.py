@@ -1,0 +1,114 @@
+"""Facts a business document states by its layout rather than in sentences: key–value lines
+(`Reported by: Jess Carver`), e-mail headers (`From:`, `To:`, `Subject:`) and table rows
+(`| Supplier | Owner |`). `split` takes them out of a chunk's text, so the sentence rules
+never read a label as a name, and says what each one relates; the offline extractor turns
+that into triplets with its own mention rules (`offline_extractor.structure_triplets`).
+
+- A key–value line is a short key (one to five words, starting with a capital) and a colon,
+  then its value; a following line in lower case, or indented, continues the value (a value
+  wrapped by hand). The lines of one block (between blank lines) are one record: its subject
+  is the first line's value when that is one name (`Incident: IR-2322`), else the record
+  before it's, else the chunk's title.
+- An e-mail's header is a record whose keys include From: the sender wrote to each To and Cc,
+  about what the Subject names, on its Date.
+- A Markdown table row relates its first cell's name to each other cell, the column's header
+  being the predicate (`Keller Polymers | owner | Priya Castell`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_FIELD = re.compile(r"^\s{0,3}(?P<key>[A-Z][\w&'’./()-]*(?:[ ][\w&'’./()-]+){0,4})\s*:\s+"
+                    r"(?P<value>\S.*?)\s*$")
+_TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+MAX_KEY_CHARS = 40
+EMAIL_KEYS = {"from": "from", "to": "wrote to", "cc": "wrote to", "subject": "wrote about",
+              "date": "wrote on", "sent": "wrote on"}
+
+
+@dataclass
+class Record:
+    """The key–value lines of one block, in order (keys as written, values joined)."""
+
+    fields: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def is_email(self) -> bool:
+        """Whether these are an e-mail's headers (a From line and a To or Subject line)."""
+        keys = {key.lower() for key, _ in self.fields}
+        return "from" in keys and bool(keys & {"to", "subject", "cc"})
+
+
+@dataclass
+class Table:
+    """A Markdown table: its header cells and its rows (cells by column)."""
+
+    header: list[str]
+    rows: list[list[str]] = field(default_factory=list)
+
+
+@dataclass
+class Layout:
+    """A chunk's text taken apart: prose lines (values of key–value lines included, as
+    text to read), the records of its key–value blocks, and its tables."""
+
+    prose: list[str] = field(default_factory=list)
+    records: list[Record] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+
+
+def field_line(line: str) -> tuple[str, str] | None:
+    """(key, value) of a key–value line, else None."""
+    found = _FIELD.match(line)
+    if not found or len(found.group("key")) > MAX_KEY_CHARS or "://" in line[:12]:
+        return None
+    return found.group("key"), found.group("value")
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in _TABLE_ROW.match(line).group(1).split("|")]  # type: ignore[union-attr]
+
+
+def split(text: str) -> Layout:
+    """The chunk's text as prose, key–value records and tables."""
+    layout = Layout()
+    record: Record | None = None
+    table: Table | None = None
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if not line.strip():
+            record = table = None
+            layout.prose.append("")
+            continue
+        if _TABLE_ROW.match(line):
+            record = None
+            following = lines[number + 1] if number + 1 < len(lines) else ""
+            if _TABLE_RULE.match(line):
+                continue
+            if table is None or (_TABLE_RULE.match(following) and table.rows):
+                table = Table(_cells(line))
+                layout.tables.append(table)
+            else:
+                table.rows.append(_cells(line))
+            continue
+        table = None
+        pair = field_line(line)
+        if pair is not None:
+            if record is None:
+                record = Record()
+                layout.records.append(record)
+            record.fields.append(pair)
+            layout.prose.append(pair[1])
+            continue
+        if record is not None and record.fields and (line[:1].isspace()
+                                                     or line.lstrip()[:1].islower()):
+            key, value = record.fields[-1]
+            record.fields[-1] = (key, f"{value} {line.strip()}")
+            layout.prose[-1] = f"{layout.prose[-1]} {line.strip()}"
+            continue
+        record = None
+        layout.prose.append(line)
+    return layout
