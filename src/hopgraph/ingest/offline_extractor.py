@@ -133,7 +133,11 @@ def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int
     nxt, before = tokens[j], tokens[j - 1]
     lower = nxt.lower()
     if _is_cap(nxt) and lower not in PRONOUNS:
-        return 1
+        # a number goes on into a month ("12 May"), not into the word after it ("1.1 The")
+        return 0 if _is_number(before) and not is_code(before) and lower not in MONTHS else 1
+    if _is_cap(before) and not _is_number(before) and nxt.isdigit() and len(nxt) <= 3 \
+            and before.lower() not in MONTHS:
+        return 1  # "Line 3", "Zone 2": a name with its number
     if rules.numbers:
         dated = _is_number(before) or before.lower() in MONTHS
         if (_is_number(nxt) or lower in MONTHS) and dated:
@@ -400,12 +404,22 @@ def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
     return list(dict.fromkeys(objects))
 
 
+_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|"
+          r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?")
+_UNIT = (r"(?:%|per cent|percent|kg|g|mg|t|tonnes?|km|m|cm|mm|l|ml|litres?|hours?|days?|"
+         r"weeks?|months?|years?|million|billion|thousand)")
+_VALUE = re.compile(
+    rf"\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}"
+    rf"|(?:[£$€]\s?)?\d[\d,.]*(?:\s?{_UNIT}\b)?")
+
+
 def _value(text: str) -> str | None:
-    """A short value with a digit in it (a date, an amount: "7 May 2025"), as written."""
-    text = text.strip().rstrip(".;,")
-    if any(ch.isdigit() for ch in text) and len(text.split()) <= 4:
-        return text
-    return None
+    """The date or amount a short text holds ("7 May 2025" of "Closed 7 May 2025",
+    "£38,400"), as written; None when it holds none or is long."""
+    if len(text.split()) > 6:
+        return None
+    found = _VALUE.search(text)
+    return found.group(0).strip() if found else None
 
 
 def structure_triplets(layout: fields.Layout, title: str | None, rules: Rules,
@@ -420,11 +434,14 @@ def structure_triplets(layout: fields.Layout, title: str | None, rules: Rules,
         first = _objects(record.fields[0][1], rules, vocabulary)
         if len(first) == 1:
             subject = first[0]
-        if subject is None:
-            continue
         for key, value in record.fields:
-            triplets.extend(Triplet(subject, key.lower(), name)
-                            for name in _objects(value, rules, vocabulary) if name != subject)
+            if is_code(key):  # "CA-2025-021: Orrin & Tate adds annealing ...": about the code
+                triplets.extend(Triplet(key, "concerns", name)
+                                for name in names_in(value, rules, vocabulary) if name != key)
+            elif subject is not None:
+                triplets.extend(Triplet(subject, key.lower(), name)
+                                for name in _objects(value, rules, vocabulary)
+                                if name != subject)
     for table in layout.tables:
         for row in table.rows:
             heads = _objects(row[0], rules, vocabulary) if row else []
@@ -476,12 +493,16 @@ def _joined(tokens: list[str], found: list[_Mention], vocabulary: Vocabulary
     return out
 
 
+_CLAUSE = re.compile(r"^\d+(?:\.\d+)+\.?$")  # "3.2", "1.1.4": a clause's number
+
+
 def _from_first_word(sentence: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The sentence from its first word on: a list item's "-" or "1." does not make its
-    first word any less the sentence's opening word."""
+    """The sentence from its first word on: a list item's "-" or "1." (or a clause's "3.2")
+    does not make its first word any less the sentence's opening word."""
     for index, (_, value) in enumerate(sentence):
-        if _WORD.search(value) and not (_is_number(value) and index + 1 < len(sentence)
-                                        and sentence[index + 1][1] in (".", ")")):
+        numbered = _is_number(value) and index + 1 < len(sentence) and (
+            sentence[index + 1][1] in (".", ")") or _CLAUSE.match(value))
+        if _WORD.search(value) and not numbered:
             return sentence[index:]
     return sentence
 

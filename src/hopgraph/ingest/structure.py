@@ -52,21 +52,48 @@ class Section:
         return self.headings[-1] if self.headings else None
 
 
+_SECTION_NUMBER = re.compile(r"^\s*(?:(?:section|clause|part|article)\s+)?\d+(?:\.\d+)*[.)]?\s+",
+                             re.IGNORECASE)
+_ROLE = re.compile(r"\s+[—–-]\s+")  # "Grace Whitlow — Plant Manager": a name, then a role
+_CODE_FIRST = re.compile(r"^([A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+)\b")
+LEGAL_FORM_WORDS = frozenset(["ltd", "limited", "inc", "plc", "llc", "llp", "gmbh", "ag", "sa",
+                              "bv", "nv", "co", "corp"])
+
+
 def names_something(heading: str | None) -> bool:
-    """Whether a heading names an entity (a person, product, place: "Greencreek, Idaho")
-    rather than a part of the document ("Leadership", "Staff profiles")."""
-    if not heading:
-        return False
-    words = re.findall(r"[^\W\d_][\w'’-]*", heading)
-    lower = [w for w in words if w[0].islower() and w not in CONNECTORS]
+    """Whether a heading names an entity (a person, product, place: "Greencreek, Idaho",
+    "Grace Whitlow — Plant Manager") rather than a part of the document ("Leadership",
+    "1. Resin supply", "OPENING MEETING"); "Rolls-Royce plc" and "Riemann integral" name
+    something."""
+    if not heading or _SECTION_NUMBER.match(heading):
+        return False  # a numbered section is a part of the document
+    name = heading_entity(heading)
+    words = re.findall(r"[^\W\d_][\w'’-]*", name)
+    if not words:
+        return bool(_CODE_FIRST.match(name))
+    if len(words) > 1 and all(w.isupper() for w in words) and not _CODE_FIRST.match(name):
+        return False  # an ALL-CAPS heading labels a section
+    lower = [w for w in words if w[0].islower() and w not in CONNECTORS
+             and w.lower() not in LEGAL_FORM_WORDS]
     if len(words) >= HEADLINE_WORDS and len(lower) >= 3:
         return False  # a headline ("Aurora Fisheries orders forty buoys"), not a name
-    return bool(words) and not all(w.lower() in GENERIC_HEADING_WORDS for w in words)
+    return not all(w.lower() in GENERIC_HEADING_WORDS for w in words)
 
 
 def heading_entity(heading: str) -> str:
     """The name a heading gives: "About Brightwater Instruments" names Brightwater
-    Instruments."""
+    Instruments; "Grace Whitlow — Plant Manager" Grace Whitlow; "Account profile: Hollis
+    Foods" Hollis Foods; "IR-2322, leaking bowls at Evesham" IR-2322 ("Greencreek, Idaho"
+    stays whole)."""
+    heading = heading.strip()
+    code = _CODE_FIRST.match(heading)
+    if code and any(ch.isdigit() for ch in code.group(1)) and \
+            any(ch.isalpha() for ch in code.group(1)):
+        return code.group(1)
+    label, colon, rest = heading.partition(": ")
+    if colon and rest and len(label.split()) <= 3:
+        heading = rest.strip()  # "Account profile: Hollis Foods": a label, then the name
+    heading = _ROLE.split(heading, maxsplit=1)[0]
     return re.sub(r"^(?:about|meet)\s+", "", heading, flags=re.IGNORECASE).strip() or heading
 
 
