@@ -70,11 +70,13 @@ def choose(extractor: str, has_llm: bool, require_llm: bool = True) -> str:
 def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool = False,
             chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
             overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, require_llm: bool = True,
-            documents_only: bool = False) -> Plan:
+            documents_only: bool = False,
+            progress: Callable[[str, int, int], None] | None = None) -> Plan:
     """Read the row files, and read and chunk the documents, of these files and folders;
     skipped files are the reading report's problems. `documents_only`: every text file is a
     raw document (`--extract`). `require_llm=False` plans an LLM extraction with no LLM
-    configured (for a dry run)."""
+    configured (for a dry run). `progress("chunk", characters, total)` is called between
+    pieces of the chunking (`chunk_documents`); it may raise to stop."""
     from hopgraph.ingest.offline_records import document_title
 
     inputs = sort_inputs(paths, documents_only)
@@ -82,14 +84,16 @@ def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool 
     rows = [load_file(path) for path in inputs.rows]
     reading = LoadReport(path="documents", problems=list(inputs.skipped))
     docs = read_documents(inputs.documents, reading.problems)
-    chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
+    chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens,
+                             progress=progress)
     titles = {doc.path: document_title(doc.path, doc.text) for doc in docs}
     return Plan(chosen, reading, docs, chunks, titles, rows)
 
 
 def run(plan: Plan, llm: LLMClient | None = None,
         progress: Callable[[str, int, int], None] | None = None) -> Extraction:
-    """Extract the plan's chunks (`progress("extract", done, total)` as LLM chunks finish).
+    """Extract the plan's chunks (`progress("extract", done, total)` as chunks are done, by
+    the LLM or the offline extractor; it may raise to stop).
     Nothing to store at all (every row and chunk skipped) is an InputError naming the first
     problem."""
     done = _extract(plan, llm, progress)
@@ -107,7 +111,7 @@ def _extract(plan: Plan, llm: LLMClient | None,
     if plan.extractor is None:
         return Extraction(None, [*plan.rows, plan.reading], [])
     if plan.extractor == "offline":
-        return _offline(plan)
+        return _offline(plan, progress)
     if llm is None:
         raise _no_llm()
     from hopgraph.ingest.llm_extractor import extract_records
@@ -140,11 +144,11 @@ def _no_llm() -> LLMError:
                     fix=f"{how} From Python: GraphRAG(..., llm=LLMClient(LLMSettings(...))).")
 
 
-def _offline(plan: Plan) -> Extraction:
+def _offline(plan: Plan, progress: Callable[[str, int, int], None] | None) -> Extraction:
     from hopgraph.ingest.offline_records import extract_chunks
 
     started = time.perf_counter()
-    report, stats = extract_chunks(plan.chunks)
+    report, stats = extract_chunks(plan.chunks, progress=progress)
     seconds = time.perf_counter() - started
     lines = [f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
              f"{stats.triplets} triplets from {len(plan.docs)} documents in {seconds:.2f}s",
