@@ -6,17 +6,21 @@ data is absent), then:
 
 1. runs `hopgraph ingest --dry-run --no-llm FILE` in a new process: its wall time and peak
    RSS (reading, chunking and the offline extraction; nothing is stored);
-2. starts `hopgraph serve` on a free 127.0.0.1 port with an empty graph, uploads the file
-   (offline extractor) and, while the job runs, sends `GET /health` every 0.1 s; after
-   `--cancel-after` seconds of the job's run it cancels the job and waits for its end.
-   It prints /health's latencies, the job's stages with their times, how long the cancel
-   took to take effect, and the server's peak RSS (Linux).
+2. starts `hopgraph serve` on a free 127.0.0.1 port, on a graph of the Bernoulli file (when
+   the data is there; else empty), sends 10 queries, uploads the file (offline extractor)
+   and, while the job runs, sends `GET /health` every 0.1 s and a query (a new question
+   each time, so never from the cache) every 0.5 s; after `--cancel-after` seconds of the
+   job's run it cancels the job and waits for its end. It prints /health's and the queries'
+   latencies, the job's stages with their times, how long the cancel took to take effect,
+   and the server's peak RSS (Linux);
+3. chunks the file's first 2 MB on a thread while another sleeps 1 ms in a loop: how long
+   that one waited at most for the interpreter lock.
 
 Bounded: every request has a timeout, the job is cancelled, the server is stopped.
 
 Usage (from the repository root):
   .venv/bin/python benchmarks/long_paragraph.py                 # 10 MB, cancel after 20 s
-  options: --mb 10 --cancel-after 20 --skip-dry-run --skip-serve [--json]
+  options: --mb 10 --cancel-after 20 --skip-dry-run --skip-serve --skip-lock [--json]
 """
 
 from __future__ import annotations
@@ -35,14 +39,14 @@ import time
 import urllib.request
 from pathlib import Path
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "musique"
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 TIMEOUT_S = 120.0
 LIMIT_S = 1800.0  # the whole upload run, cancel included
 
 
 def make_file(path: Path, megabytes: float) -> None:
     """A .md of one heading and one paragraph of about `megabytes` MB, no line break."""
-    corpus = DATA / "corpus.json"
+    corpus = DATA / "musique" / "corpus.json"
     if corpus.exists():
         texts = [" ".join(row["text"].split()) for row in
                  json.loads(corpus.read_text(encoding="utf-8"))]
@@ -58,17 +62,19 @@ def make_file(path: Path, megabytes: float) -> None:
 
 
 def dry_run(path: Path) -> dict[str, float]:
-    """Wall seconds and peak RSS (MB) of `hopgraph ingest --dry-run --no-llm FILE`."""
+    """Wall and CPU seconds (user + system) and peak RSS (MB) of `hopgraph ingest --dry-run
+    --no-llm FILE` (reading, chunking, the offline extraction)."""
     began = time.perf_counter()
     child = subprocess.Popen(
         [sys.executable, "-m", "hopgraph.cli", "ingest", "--dry-run", "--no-llm", "--quiet",
          "--uri", str(path.with_suffix(".db")), str(path)],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     seconds = time.perf_counter() - began
     if status != 0:
-        raise SystemExit(f"the dry run failed:\n{child.stderr.read().decode() if child.stderr else ''}")
-    return {"seconds": round(seconds, 1), "peak_rss_mb": round(usage.ru_maxrss / 1024)}
+        raise SystemExit(f"the dry run failed with status {status}")
+    return {"seconds": round(seconds, 1), "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+            "peak_rss_mb": round(usage.ru_maxrss / 1024)}
 
 
 def free_port() -> int:
@@ -111,19 +117,38 @@ def peak_rss_mb(pid: int) -> float | None:
     return None
 
 
+def query(port: int, number: int) -> float:
+    """Seconds one POST /query took (question `number`: never one the cache holds)."""
+    body = json.dumps({"question": f"Who taught the son of Euler's teacher ({number})?",
+                       "top_k": 2}).encode()
+    sent = time.monotonic()
+    status, reply = call(port, "POST", "/query", body, {"Content-Type": "application/json"})
+    if status != 200:
+        raise SystemExit(f"a query answered {status}: {reply}")
+    return time.monotonic() - sent
+
+
 def served(path: Path, cancel_after: float) -> dict[str, object]:
-    """Upload `path` to a new server, probe /health meanwhile, cancel, and time it all."""
+    """Upload `path` to a new server, probe /health and queries meanwhile, cancel, and time
+    it all."""
     port = free_port()
     env = {**os.environ, "HOPGRAPH_URI": str(path.with_name("served.db")),
            "HOPGRAPH_GRAPH": "long"}
+    bernoulli = DATA / "bernoulli" / "nano.json"
+    if bernoulli.exists():
+        subprocess.run([sys.executable, "-m", "hopgraph.cli", "ingest", "--quiet",
+                        str(bernoulli)], env=env, stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, check=True)
     server = subprocess.Popen([sys.executable, "-m", "hopgraph.cli", "serve", "--port",
                                str(port)], env=env, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     health: list[tuple[float, float]] = []  # (seconds since the upload, latency)
+    queries: list[float] = []
     stages: list[tuple[float, str]] = []
     stop = threading.Event()
     try:
         wait_healthy(port, server)
+        idle = [query(port, number) for number in range(11)][1:]  # the first loads the model
         began = time.monotonic()
         job_id = upload(port, path)
         posted = time.monotonic() - began
@@ -137,8 +162,15 @@ def served(path: Path, cancel_after: float) -> dict[str, object]:
                 health.append((sent - began, time.monotonic() - sent))
                 stop.wait(0.1)
 
-        prober = threading.Thread(target=probe, daemon=True)
-        prober.start()
+        def ask() -> None:
+            while not stop.is_set():
+                queries.append(query(port, 100 + len(queries)))
+                stop.wait(0.5)
+
+        probers = [threading.Thread(target=probe, daemon=True),
+                   threading.Thread(target=ask, daemon=True)]
+        for prober in probers:
+            prober.start()
         running_at = cancelled_at = None
         view: dict = {}
         while time.monotonic() - began < LIMIT_S:
@@ -158,7 +190,8 @@ def served(path: Path, cancel_after: float) -> dict[str, object]:
             time.sleep(0.05)
         ended_at = time.monotonic() - began
         stop.set()
-        prober.join(TIMEOUT_S)
+        for prober in probers:
+            prober.join(TIMEOUT_S)
         latencies = [ms for _, ms in health]
         return {
             "upload_202_s": round(posted, 2), "stages": stages, "state": view.get("state"),
@@ -168,6 +201,11 @@ def served(path: Path, cancel_after: float) -> dict[str, object]:
             "health_p50_ms": round(statistics.median(latencies) * 1000, 1),
             "health_max_ms": round(max(latencies) * 1000, 1),
             "health_over_1s": [(round(at, 1), round(s, 1)) for at, s in health if s > 1.0],
+            "query_idle_p50_ms": round(statistics.median(idle) * 1000, 1),
+            "query_idle_max_ms": round(max(idle) * 1000, 1),
+            "queries_during_job": len(queries),
+            "query_during_job_p50_ms": round(statistics.median(queries) * 1000, 1),
+            "query_during_job_max_ms": round(max(queries) * 1000, 1),
             "server_peak_rss_mb": peak_rss_mb(server.pid),
         }
     finally:
@@ -177,6 +215,32 @@ def served(path: Path, cancel_after: float) -> dict[str, object]:
             server.wait(60)
         except subprocess.TimeoutExpired:
             server.kill()
+
+
+def lock_waits(path: Path, characters: int = 2_000_000) -> dict[str, float]:
+    """Chunk the first `characters` of `path` on a thread while this one sleeps 1 ms in a
+    loop: its waits (ms) say how long the chunker held the interpreter lock at a time."""
+    from hopgraph.embed.local import load_tokenizer
+    from hopgraph.ingest.documents import Document, chunk_documents
+
+    text = path.read_text(encoding="utf-8")[:characters]
+    load_tokenizer()
+    done = threading.Event()
+    worker = threading.Thread(target=lambda: (chunk_documents([Document("a.md", text, "md")]),
+                                              done.set()))
+    waits: list[float] = []
+    began = time.perf_counter()
+    worker.start()
+    while not done.is_set():
+        slept = time.perf_counter()
+        time.sleep(0.001)
+        waits.append((time.perf_counter() - slept) * 1000)
+    worker.join()
+    waits.sort()
+    return {"chunk_s": round(time.perf_counter() - began, 1),
+            "wait_p50_ms": round(waits[len(waits) // 2], 1),
+            "wait_p99_ms": round(waits[int(0.99 * (len(waits) - 1))], 1),
+            "wait_max_ms": round(waits[-1], 1)}
 
 
 def wait_healthy(port: int, server: subprocess.Popen[bytes]) -> None:
@@ -199,6 +263,7 @@ def main() -> None:
                         help="seconds of the job's run before it is cancelled (20)")
     parser.add_argument("--skip-dry-run", action="store_true")
     parser.add_argument("--skip-serve", action="store_true")
+    parser.add_argument("--skip-lock", action="store_true")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hopgraph-long-") as tmp:
@@ -212,6 +277,9 @@ def main() -> None:
             result["upload"] = served(path, args.cancel_after)
             for key, value in result["upload"].items():  # type: ignore[union-attr]
                 print(f"upload {key}: {value}", flush=True)
+        if not args.skip_lock:
+            result["lock"] = lock_waits(path)
+            print(f"chunking 2 MB on a thread: {result['lock']}", flush=True)
     if args.json:
         print(json.dumps(result))
 

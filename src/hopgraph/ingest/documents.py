@@ -11,9 +11,9 @@ A paragraph of more than `window_chars` characters (a file with no line break) i
 tokenised whole: the splitter reads it a window at a time, and the end of each window, which
 may have cut a piece short, is read again at the start of the next, so the pieces are those
 the splitter would cut from the whole paragraph. The cost is linear in its length, memory
-stays bounded, and no call into the tokenizer or the splitter lasts longer than one window:
-they hold the interpreter lock, and a server answered nothing while they read one very long
-paragraph whole. Between windows the chunker tells `progress`, where a job can stop.
+stays bounded, and no call into the tokenizer is given more than one window: a call can hold
+the interpreter lock throughout (a server answered nothing while one counted a very long
+paragraph whole). Between windows the chunker tells `progress`, where a job can stop.
 """
 
 from __future__ import annotations

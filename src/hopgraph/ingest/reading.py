@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hopgraph.errors import InputError
-from hopgraph.ingest.encoding import text_codec
+from hopgraph.ingest.encoding import text_codec, universal_newlines
 from hopgraph.ingest.loaders import read_text
 from hopgraph.records import Problem
 
@@ -138,7 +138,7 @@ def _text(path: Path) -> str:
     except InputError as exc:
         if not isinstance(exc.__cause__, UnicodeDecodeError):
             raise
-    text = path.read_bytes().decode("cp1252", errors="replace")
+    text = universal_newlines(path.read_bytes().decode("cp1252", errors="replace"))
     log.warning("%s: not UTF-8; read as Windows-1252", path)
     return text
 
