@@ -261,13 +261,16 @@ def one_line(size: int) -> bytes:
 
 
 class StoppedAt(Job):
-    """A job asked to stop at the first progress event of stage `at` (as a cancel arriving
+    """A job asked to stop at its first progress event of stage `at` (as a cancel arriving
     then would); `seen` is the stages of the events it was told."""
 
-    at = "chunk"
+    def __init__(self, at: str, *args: Any) -> None:
+        super().__init__(*args)
+        self.at = at
+        self.seen: list[str] = []
 
     def progress(self, entry: Any, event: Any) -> None:
-        self.seen = [*getattr(self, "seen", []), event.stage]
+        self.seen.append(event.stage)
         if event.stage == self.at:
             self.ask_stop("cancelled")
         super().progress(entry, event)
@@ -281,9 +284,8 @@ def test_a_cancel_while_reading_or_extracting_takes_effect_at_the_next_piece(
     data = one_line(60_000)
     files = [Incoming("long.md", len(data), io.BytesIO(data)),
              Incoming("later.md", len(GUIDE), io.BytesIO(GUIDE))]
-    job = type("Stopped_" + at, (StoppedAt,), {"at": at})(
-        "0c", service.rag.store.graph, keep_files(tmp_path / "1", files), "offline", False,
-        tmp_path / "1", owner_of("n"), time.time())
+    job = StoppedAt(at, "0c", service.rag.store.graph, keep_files(tmp_path / "1", files),
+                    "offline", False, tmp_path / "1", owner_of("n"), time.time())
     with pytest.raises(Stopped):
         ingest_upload(job, service)
     assert job.seen.count(at) == 1 and job.seen[-1] == at  # stopped at the first one
