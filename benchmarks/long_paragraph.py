@@ -2,7 +2,7 @@
 through an upload to `hopgraph serve` (issue 34).
 
 Makes the file from MuSiQue's paragraphs joined by spaces (or made-up sentences when the
-data is absent), then:
+data is absent: `--data` says where it is), then:
 
 1. runs `hopgraph ingest --dry-run --no-llm FILE` in a new process: its wall time and peak
    RSS (reading, chunking and the offline extraction; nothing is stored);
@@ -44,9 +44,9 @@ TIMEOUT_S = 120.0
 LIMIT_S = 1800.0  # the whole upload run, cancel included
 
 
-def make_file(path: Path, megabytes: float) -> None:
+def make_file(path: Path, megabytes: float, data: Path) -> None:
     """A .md of one heading and one paragraph of about `megabytes` MB, no line break."""
-    corpus = DATA / "musique" / "corpus.json"
+    corpus = data / "musique" / "corpus.json"
     if corpus.exists():
         texts = [" ".join(row["text"].split()) for row in
                  json.loads(corpus.read_text(encoding="utf-8"))]
@@ -128,13 +128,13 @@ def query(port: int, number: int) -> float:
     return time.monotonic() - sent
 
 
-def served(path: Path, cancel_after: float) -> dict[str, object]:
+def served(path: Path, cancel_after: float, data: Path) -> dict[str, object]:
     """Upload `path` to a new server, probe /health and queries meanwhile, cancel, and time
     it all."""
     port = free_port()
     env = {**os.environ, "HOPGRAPH_URI": str(path.with_name("served.db")),
            "HOPGRAPH_GRAPH": "long"}
-    bernoulli = DATA / "bernoulli" / "nano.json"
+    bernoulli = data / "bernoulli" / "nano.json"
     if bernoulli.exists():
         subprocess.run([sys.executable, "-m", "hopgraph.cli", "ingest", "--quiet",
                         str(bernoulli)], env=env, stdin=subprocess.DEVNULL,
@@ -261,6 +261,8 @@ def main() -> None:
     parser.add_argument("--mb", type=float, default=10.0, help="the file's size (10)")
     parser.add_argument("--cancel-after", type=float, default=20.0,
                         help="seconds of the job's run before it is cancelled (20)")
+    parser.add_argument("--data", type=Path, default=DATA,
+                        help="the shared data folder (default: ../shared/data beside the repo)")
     parser.add_argument("--skip-dry-run", action="store_true")
     parser.add_argument("--skip-serve", action="store_true")
     parser.add_argument("--skip-lock", action="store_true")
@@ -268,13 +270,14 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="hopgraph-long-") as tmp:
         path = Path(tmp) / "one-line.md"
-        make_file(path, args.mb)
-        result: dict[str, object] = {"file_mb": round(path.stat().st_size / 1e6, 1)}
+        make_file(path, args.mb, args.data)
+        result: dict[str, object] = {"file_mb": round(path.stat().st_size / 1e6, 1),
+                                     "musique": (args.data / "musique").exists()}
         if not args.skip_dry_run:
             result["dry_run"] = dry_run(path)
             print(f"ingest --dry-run: {result['dry_run']}", flush=True)
         if not args.skip_serve:
-            result["upload"] = served(path, args.cancel_after)
+            result["upload"] = served(path, args.cancel_after, args.data)
             for key, value in result["upload"].items():  # type: ignore[union-attr]
                 print(f"upload {key}: {value}", flush=True)
         if not args.skip_lock:
