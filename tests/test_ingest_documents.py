@@ -89,3 +89,97 @@ def test_long_text_becomes_overlapping_chunks_within_the_limit() -> None:
         ("short.md", 0, "Hi", "Yo.")]
     with pytest.raises(UsageError, match="overlap"):
         chunk_documents([], chunk_tokens=10, overlap_tokens=10)
+
+
+def one_line(sentences: int, start: int = 0) -> str:
+    """A paragraph of made-up sentences with no line break."""
+    return " ".join(f"Person {i} met Ada {i % 7} in Town {i % 13} on {1 + i % 28} May."
+                    for i in range(start, start + sentences))
+
+
+def test_a_long_one_line_paragraph_is_cut_a_window_at_a_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never tokenised whole: every piece fits the limit, the text comes back in order, and
+    the chunker reports its progress between pieces."""
+    from hopgraph.ingest import documents
+
+    counted: list[int] = []
+
+    def counting(text: str) -> int:
+        counted.append(len(text))
+        return count_tokens(text)
+
+    monkeypatch.setattr(documents, "count_tokens", counting)
+    text = one_line(4000)  # ~170k characters, 14 windows
+    told: list[tuple[str, int, int]] = []
+    chunks = chunk_documents([Document("long.md", f"# Notes\n\n{text}\n", "md")],
+                             progress=lambda *event: told.append(event))
+    assert len(text) > 10 * documents.WINDOW_CHARS
+    assert max(counted) <= documents.WINDOW_CHARS
+    assert all(0 < c.tokens <= 160 and c.tokens == count_tokens(c.passage) for c in chunks)
+    assert " ".join(c.text for c in chunks).split() == text.split()
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    assert len(told) > 10 and {stage for stage, _, _ in told} == {"chunk"}
+    assert [done for _, done, _ in told] == sorted(done for _, done, _ in told)
+    assert told[-1][1] == told[-1][2] == len(f"# Notes\n\n{text}\n")
+
+
+@pytest.mark.parametrize(("size", "overlap"), [(160, 0), (60, 20)])
+def test_a_paragraph_cut_by_windows_is_cut_as_the_splitter_cuts_it_whole(
+        size: int, overlap: int) -> None:
+    from semantic_text_splitter import TextSplitter
+
+    from hopgraph.embed.local import load_tokenizer
+    from hopgraph.ingest.documents import WINDOW_CHARS
+
+    text = one_line(1200)
+    assert len(text) > 3 * WINDOW_CHARS
+    whole = TextSplitter.from_huggingface_tokenizer(load_tokenizer(), size, overlap=overlap)
+    chunks = chunk_documents([Document("long.txt", text)], size, overlap)
+    assert [c.text for c in chunks] == whole.chunks(text)
+
+
+def test_a_progress_that_raises_stops_the_chunking_between_pieces() -> None:
+    class Stop(Exception):
+        pass
+
+    told: list[int] = []
+
+    def stop_at_the_second(stage: str, done: int, total: int) -> None:
+        told.append(done)
+        if len(told) == 2:
+            raise Stop
+
+    text = one_line(2000)
+    with pytest.raises(Stop):
+        chunk_documents([Document("long.txt", text)], progress=stop_at_the_second)
+    assert len(told) == 2 and 0 < told[0] < told[1] < len(text)
+
+
+@pytest.mark.parametrize(("name", "data"), [
+    ("le.txt", "\ufeffGrace Hopper worked at Harvard.\r\n\r\nShe wrote COBOL.".encode(
+        "utf-16-le")),
+    ("be.md", "\ufeff# Hopper\r\n\r\nGrace Hopper worked at Harvard.".encode("utf-16-be")),
+    ("bare-le.txt", "Grace Hopper worked at Harvard.\n".encode("utf-16-le")),
+    ("bare-be", "Grace Hopper worked at Harvard.\n".encode("utf-16-be")),
+    ("marked", "Grace Hopper worked at Harvard.".encode("utf-16")),
+])
+def test_utf16_text_is_read_as_text(tmp_path: Path, name: str, data: bytes) -> None:
+    """What Windows editors save as "Unicode": with a byte-order mark (little or big end),
+    or without one when its zero bytes show it; line ends as "\\n"."""
+    from hopgraph.ingest.inputs import sort_inputs
+
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert sort_inputs([path]).documents == [path]
+    [doc] = read_documents([path])
+    assert "Grace Hopper worked at Harvard." in doc.text
+    assert "\x00" not in doc.text and "\r" not in doc.text and "\ufeff" not in doc.text
+
+
+def test_binary_data_with_no_suffix_is_still_not_text(tmp_path: Path) -> None:
+    (tmp_path / "blob").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x01\x00")
+    (tmp_path / "note.txt").write_text("Carol met Dan.", encoding="utf-8")
+    problems: list[Problem] = []
+    assert [Path(d.path).name for d in read_documents([tmp_path], problems)] == ["note.txt"]
+    assert problems[0].where.endswith("blob")

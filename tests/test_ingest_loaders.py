@@ -113,7 +113,7 @@ def test_missing_and_binary_files(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="cannot read"):
         load_file(tmp_path / "nope.json")
     binary = tmp_path / "bin.json"
-    binary.write_bytes(b"\xff\xfe\x00bad")
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00")  # a PNG's head
     with pytest.raises(InputError, match="cannot read"):
         load_file(binary)
 
@@ -125,7 +125,12 @@ def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     as_json.write_bytes(b"\xef\xbb\xbf" + json.dumps(rows).encode())
     as_jsonl = tmp_path / "bom.jsonl"
     as_jsonl.write_bytes(b"\xef\xbb\xbf" + "\n".join(json.dumps(r) for r in rows).encode())
-    for path in (as_json, as_jsonl):
+    utf16 = tmp_path / "utf16.json"  # what Windows editors save as "Unicode"
+    utf16.write_bytes(json.dumps(rows).encode("utf-16"))
+    utf16be = tmp_path / "utf16be.jsonl"
+    utf16be.write_bytes(b"\xfe\xff" + "\r\n".join(json.dumps(r) for r in rows).encode(
+        "utf-16-be"))
+    for path in (as_json, as_jsonl, utf16, utf16be):
         report = load_file(path)
         assert [r.text for r in report.records] == ["P0 is here.", "P1 is here."]
         assert report.problems == []

@@ -120,3 +120,12 @@ def test_a_hash_inside_a_code_fence_is_not_a_heading() -> None:
     doc = Document("a.md", "# Setup\n\n```bash\n# install deps\npip install x\n```\n\n## Next\n\n"
                    "Done.\n", "md")
     assert [s.headings for s in sections(doc)] == [("Setup",), ("Setup", "Next")]
+
+
+def test_a_hash_line_of_thousands_of_characters_is_text_not_a_heading() -> None:
+    """A heading travels with every chunk of its section: one as long as a paragraph (a file
+    of one line that opens with "#") is read as the paragraph it is."""
+    long_line = "# " + "Ada met Bob in Turin. " * 100
+    found = sections(Document("a.md", f"# Title\n\n{long_line}\n\nShort.", "md"))
+    assert [(s.headings, s.paragraphs) for s in found] == [
+        (("Title",), [long_line.strip(), "Short."])]

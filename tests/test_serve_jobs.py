@@ -258,6 +258,97 @@ def test_a_cancel_mid_file_finishes_that_file_and_a_rerun_completes_the_rest(
     assert check(rag.store).problems == []
 
 
+def one_line(size: int) -> bytes:
+    """A Markdown file of one heading and one paragraph of about `size` characters."""
+    sentences = (f"Person {i} met Ada {i % 7} in Town {i % 13}." for i in range(size // 30))
+    return ("# Notes\n\n" + " ".join(sentences) + "\n").encode()
+
+
+class StoppedAt(Job):
+    """A job asked to stop at its first progress event of stage `at` (as a cancel arriving
+    then would); `seen` is the stages of the events it was told."""
+
+    def __init__(self, at: str, *args: Any) -> None:
+        super().__init__(*args)
+        self.at = at
+        self.seen: list[str] = []
+
+    def progress(self, entry: Any, event: Any) -> None:
+        self.seen.append(event.stage)
+        if event.stage == self.at:
+            self.ask_stop("cancelled")
+        super().progress(entry, event)
+
+
+@pytest.mark.parametrize("at", ["chunk", "extract"])
+def test_a_cancel_while_reading_or_extracting_takes_effect_at_the_next_piece(
+        service: GraphService, tmp_path: Path, at: str) -> None:
+    """Reading (chunking) and the offline extraction check for a stop between pieces, so
+    a cancel does not wait for the end of a long file."""
+    data = one_line(60_000)
+    files = [Incoming("long.md", len(data), io.BytesIO(data)),
+             Incoming("later.md", len(GUIDE), io.BytesIO(GUIDE))]
+    job = StoppedAt(at, "0c", service.rag.store.graph, keep_files(tmp_path / "1", files),
+                    "offline", False, tmp_path / "1", owner_of("n"), time.time())
+    with pytest.raises(Stopped):
+        ingest_upload(job, service)
+    assert job.seen.count(at) == 1 and job.seen[-1] == at  # stopped at the first one
+    long, later = job.files
+    if at == "chunk":  # the file was never read to its end, the next one never begun
+        assert long.passages_total == 0 and later.state == "queued"
+        assert job.stage == "reading"
+    else:
+        assert long.passages_total > 0 and job.stage == "extracting"
+    assert service.rag.documents() == {}
+    assert check(service.rag.store).problems == []
+
+
+def test_utf16_files_are_uploaded_as_text(client: TestClient, rag: GraphRAG) -> None:
+    text = "Grace Hopper worked at Harvard.\r\n\r\nShe wrote COBOL."
+    files = {"le.txt": text.encode("utf-16"),  # a mark, little end first
+             "be.md": b"\xfe\xff" + text.encode("utf-16-be"),
+             "bare.txt": text.encode("utf-16-le")}  # no mark: told by its zero bytes
+    final = events(client, upload(client, files).json()["id"])[-1][1]
+    assert final["state"] == "done" and final["problems"] == [], final
+    assert sorted(final["documents"]) == ["bare.txt", "be.md", "le.txt"]
+    passages = {p.text for p in rag.naive("Who worked at Harvard?", top_k=10).passages}
+    assert passages == {"Grace Hopper worked at Harvard.\n\nShe wrote COBOL."}
+
+
+def test_a_served_upload_of_one_long_line_leaves_the_server_answering_and_cancels(
+        tmp_path: Path, killable: list[subprocess.Popen]) -> None:
+    """A real server reading a one-line file of megabytes answers /health and queries
+    meanwhile, and a cancel sent while it reads stops the job before the file is read."""
+    web = httpx.Client(timeout=300)
+    base = _serve(str(tmp_path / "long.db"), killable)
+    question = {"question": "Who met Ada?", "method": "naive"}
+    assert web.post(f"{base}/query", json=question).status_code == 200  # the model loaded
+    job = upload(web, {"long.md": one_line(3_000_000)}, f"{base}/uploads").json()
+    while (view := web.get(f"{base}/jobs/{job['id']}").json())["stage"] != "reading":
+        assert view["state"] in ("queued", "running"), view
+        time.sleep(0.02)  # polling a state the job reaches by itself
+    for number in range(5):
+        assert web.get(f"{base}/health").status_code == 200
+        asked = {**question, "question": f"Who met Ada {number}?"}  # computed, not cached
+        assert web.post(f"{base}/query", json=asked).status_code == 200
+    cancel = web.delete(f"{base}/jobs/{job['id']}").json()
+    assert cancel["cancel_requested"] and cancel["stage"] == "reading", cancel
+    final = waiting_end(web, f"{base}/jobs/{job['id']}/events")
+    assert final["state"] == "cancelled" and final["documents"] == []
+    [entry] = final["files"]
+    assert entry["state"] == "skipped" and entry["passages_total"] == 0  # never read whole
+    assert web.get(f"{base}/documents").json()["documents"] == []
+    killable[0].terminate()
+    killable[0].wait(timeout=60)
+
+
+def waiting_end(web: httpx.Client, url: str) -> dict[str, Any]:
+    """The job as it ended, read from its event stream."""
+    with web.stream("GET", url, timeout=300) as stream:
+        lines = [line for line in stream.iter_lines() if line.startswith("data: ")]
+    return dict(json.loads(lines[-1][6:]))
+
+
 def test_closing_the_server_interrupts_its_jobs(service: GraphService) -> None:
     app = create_app(service, ServeSettings())
     client = TestClient(app)  # no lifespan: the board is closed by hand below

@@ -6,11 +6,19 @@ A chunk never spans two sections; a paragraph longer than a chunk is cut at sent
 context: the first line of its passage (so they are embedded with it) and, when the
 innermost names something, the title the offline extractor links the chunk's mentions to.
 They are never read as the chunk's own text (a heading is not an entity).
+
+A paragraph of more than `window_chars` characters (a file with no line break) is never
+tokenised whole: the splitter reads it a window at a time, and the end of each window, which
+may have cut a piece short, is read again at the start of the next, so the pieces are those
+the splitter would cut from the whole paragraph. The cost is linear in its length, memory
+stays bounded, and no call into the tokenizer is given more than one window: a call can hold
+the interpreter lock throughout (a server answered nothing while one counted a very long
+paragraph whole). Between windows the chunker tells `progress`, where a job can stop.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from semantic_text_splitter import TextSplitter
@@ -20,12 +28,15 @@ from hopgraph.errors import UsageError
 from hopgraph.ingest.reading import SUFFIXES, Document, read_documents
 from hopgraph.ingest.structure import Section, heading_entity, names_something, sections
 
+Progress = Callable[[str, int, int], None]  # (stage, done, total), as `ingest.writer`'s
+
 __all__ = ["DEFAULT_CHUNK_TOKENS", "DEFAULT_OVERLAP_TOKENS", "SUFFIXES", "Chunk", "Document",
            "chunk_documents", "read_documents"]
 
 DEFAULT_CHUNK_TOKENS = 160
 DEFAULT_OVERLAP_TOKENS = 0
 HEADING_SEPARATOR = " › "
+WINDOW_CHARS = 4_000  # a paragraph longer than this is split a window at a time
 
 
 @dataclass(frozen=True)
@@ -54,9 +65,13 @@ class Chunk:
 
 
 def chunk_documents(docs: Iterable[Document], chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
-                    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS) -> list[Chunk]:
+                    overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
+                    progress: Progress | None = None) -> list[Chunk]:
     """Split documents into chunks of at most `chunk_tokens` (headings line included), the
-    pieces of a paragraph cut at sentences overlapping by <= `overlap_tokens`."""
+    pieces of a paragraph cut at sentences overlapping by <= `overlap_tokens`.
+
+    `progress("chunk", characters done, characters in all)` is called between pieces, every
+    WINDOW_CHARS characters at most: a caller that must stop (a cancelled job) raises there."""
     if chunk_tokens < 1 or not 0 <= overlap_tokens < chunk_tokens:
         raise UsageError(f"need chunk_tokens >= 1 and 0 <= overlap_tokens < chunk_tokens, got "
                          f"{chunk_tokens} and {overlap_tokens}")
@@ -69,47 +84,117 @@ def chunk_documents(docs: Iterable[Document], chunk_tokens: int = DEFAULT_CHUNK_
                 tokenizer, size, overlap=min(overlap_tokens, size - 1))
         return splitters[size]
 
+    docs = list(docs)
+    meter = _Meter(progress, sum(len(doc.text) for doc in docs))
     chunks: list[Chunk] = []
     for doc in docs:
-        index = 0
+        index, start = 0, meter.done
         for section in sections(doc):
-            for text in _pack(section, chunk_tokens, splitter):
+            for text, tokens in _pack(section, chunk_tokens, splitter, overlap_tokens > 0,
+                                      meter):
                 context = HEADING_SEPARATOR.join(section.headings)
                 title = (heading_entity(section.heading) if section.heading and
                          names_something(section.heading) else None)
                 passage = f"{context}\n{text}" if context else text
-                chunks.append(Chunk(doc.path, index, text, count_tokens(passage), context,
-                                    title))
+                if context or tokens is None:
+                    tokens = count_tokens(passage)
+                chunks.append(Chunk(doc.path, index, text, tokens, context, title))
                 index += 1
+        meter.reach(start + len(doc.text))
+    meter.tell()
     return chunks
 
 
 MIN_BODY_TOKENS = 32  # room left for text however long the headings are
 
 
-def _pack(section: Section, chunk_tokens: int, splitter: Callable[[int], TextSplitter]
-          ) -> list[str]:
-    """The section's paragraphs packed greedily into texts that fit beside its headings."""
+class _Meter:
+    """Characters of the documents chunked so far, told to `progress` every WINDOW_CHARS."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress, self.total = progress, total
+        self.done = self.told = 0
+
+    def reach(self, done: int, tell: bool = False) -> None:
+        """`done` characters are chunked; tell if asked, or WINDOW_CHARS more than last time."""
+        self.done = min(done, self.total)
+        if tell or self.done - self.told >= WINDOW_CHARS:
+            self.tell()
+
+    def tell(self) -> None:
+        """Call `progress` with the characters done (it may raise to stop the chunking)."""
+        if self.progress is not None and self.total:
+            self.told = self.done
+            self.progress("chunk", self.done, self.total)
+
+
+def window_chars(room: int) -> int:
+    """Characters of a paragraph read by one call of the splitter: WINDOW_CHARS, or more
+    when a piece may hold that many (a window holds several pieces)."""
+    return max(WINDOW_CHARS, 16 * room)
+
+
+def _pack(section: Section, chunk_tokens: int, splitter: Callable[[int], TextSplitter],
+          overlap: bool, meter: _Meter) -> list[tuple[str, int | None]]:
+    """The section's paragraphs packed greedily into texts that fit beside its headings,
+    with their tokens when one piece is the whole text (else None: to be counted)."""
     heading_tokens = count_tokens(HEADING_SEPARATOR.join(section.headings)) + 1 \
         if section.headings else 0
     room = max(chunk_tokens - heading_tokens, min(MIN_BODY_TOKENS, chunk_tokens))
     pieces: list[tuple[str, int]] = []
     for paragraph in section.paragraphs:
+        if len(paragraph) > window_chars(room):
+            pieces.extend((piece, count_tokens(piece)) for piece in _windows(
+                paragraph, splitter(room), room, overlap, meter))
+            continue
         size = count_tokens(paragraph)
         if size <= room:
             pieces.append((paragraph, size))
         else:
             pieces.extend((piece, count_tokens(piece)) for piece in
                           splitter(room).chunks(paragraph) if piece.strip())
-    texts: list[str] = []
-    current, used = "", 0
+        meter.reach(meter.done + len(paragraph))
+    texts: list[tuple[str, int | None]] = []
+    current, used, joined = "", 0, False
     for piece, size in pieces:
         if current and used + size + 1 <= room:
-            current, used = f"{current}\n\n{piece}", used + size + 1
+            current, used, joined = f"{current}\n\n{piece}", used + size + 1, True
         else:
             if current:
-                texts.append(current)
-            current, used = piece, size
+                texts.append((current, None if joined else used))
+            current, used, joined = piece, size, False
     if current:
-        texts.append(current)
+        texts.append((current, None if joined else used))
     return texts
+
+
+def _windows(paragraph: str, splitter: TextSplitter, room: int, overlap: bool,
+             meter: _Meter) -> Iterator[str]:
+    """An overlong paragraph's pieces of at most `room` tokens, as the splitter cuts it
+    whole, read one window of `window_chars(room)` at a time. A window's last piece may have
+    been cut short by the window's end, so the next window starts with it; with `overlap`,
+    where that piece begins depends on the one before, so the next window starts there."""
+    size = window_chars(room)
+    back = 2 if overlap else 1
+    start = 0
+    while start < len(paragraph):
+        end = _window_end(paragraph, start, size)
+        found = splitter.chunk_indices(paragraph[start:end])
+        if end >= len(paragraph) or len(found) < 2:
+            kept, step = found, end - start
+        else:
+            kept = found[:-back] if len(found) > back else found[:1]
+            step = found[len(kept)][0]
+        yield from (piece for _, piece in kept if piece.strip())
+        meter.reach(meter.done + step, tell=True)  # one window's work between two calls
+        start += step
+
+
+def _window_end(text: str, start: int, size: int) -> int:
+    """Where the window from `start` ends: at the last space or line break in its second
+    half (a word is never cut), else after `size` characters."""
+    end = start + size
+    if end >= len(text):
+        return len(text)
+    cut = max(text.rfind(" ", start + size // 2, end), text.rfind("\n", start + size // 2, end))
+    return cut if cut > start else end

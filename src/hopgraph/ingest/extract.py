@@ -73,12 +73,15 @@ def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool 
             chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
             overlap_tokens: int = DEFAULT_OVERLAP_TOKENS, require_llm: bool = True,
             documents_only: bool = False, root: str | Path | None = None,
-            names: Mapping[str, str] | None = None) -> Plan:
+            names: Mapping[str, str] | None = None,
+            progress: Callable[[str, int, int], None] | None = None) -> Plan:
     """Read the row files, and read and chunk the documents, of these files and folders;
     skipped files are the reading report's problems. `documents_only`: every text file is a
     raw document (`--extract`). `require_llm=False` plans an LLM extraction with no LLM
     configured (for a dry run). Documents are named by their ids (`ingest.inputs`: relative
-    to the folder given, or to `root`; `names` gives some files theirs, by path)."""
+    to the folder given, or to `root`; `names` gives some files theirs, by path).
+    `progress("chunk", characters, total)` is called between pieces of the chunking
+    (`chunk_documents`); it may raise to stop."""
     from hopgraph.ingest.offline_records import document_title
 
     inputs = sort_inputs(paths, documents_only, root)
@@ -89,14 +92,16 @@ def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool 
     docs = [replace(doc, path=ids[doc.path])
             for doc in read_documents(inputs.documents, reading.problems)]
     reading.files_skipped = len(reading.problems)
-    chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens)
+    chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens,
+                             progress=progress)
     titles = {doc.path: document_title(doc.path, doc.text) for doc in docs}
     return Plan(chosen, reading, docs, chunks, titles, rows, inputs.aliases)
 
 
 def run(plan: Plan, llm: LLMClient | None = None,
         progress: Callable[[str, int, int], None] | None = None) -> Extraction:
-    """Extract the plan's chunks (`progress("extract", done, total)` as LLM chunks finish).
+    """Extract the plan's chunks (`progress("extract", done, total)` as chunks are done, by
+    the LLM or the offline extractor; it may raise to stop).
     Nothing to store at all (every row and chunk skipped) is an InputError naming the first
     problem."""
     done = replace(_extract(plan, llm, progress), aliases=dict(plan.aliases))
@@ -114,7 +119,7 @@ def _extract(plan: Plan, llm: LLMClient | None,
     if plan.extractor is None:
         return Extraction(None, [*plan.rows, plan.reading], [])
     if plan.extractor == "offline":
-        return _offline(plan)
+        return _offline(plan, progress)
     if llm is None:
         raise _no_llm()
     from hopgraph.ingest.llm_extractor import extract_records
@@ -147,11 +152,11 @@ def _no_llm() -> LLMError:
                     fix=f"{how} From Python: GraphRAG(..., llm=LLMClient(LLMSettings(...))).")
 
 
-def _offline(plan: Plan) -> Extraction:
+def _offline(plan: Plan, progress: Callable[[str, int, int], None] | None) -> Extraction:
     from hopgraph.ingest.offline_records import extract_chunks
 
     started = time.perf_counter()
-    report, stats = extract_chunks(plan.chunks)
+    report, stats = extract_chunks(plan.chunks, progress=progress)
     seconds = time.perf_counter() - started
     lines = [f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
              f"{stats.triplets} triplets from {len(plan.docs)} documents in {seconds:.2f}s",

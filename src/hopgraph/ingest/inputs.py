@@ -12,6 +12,7 @@ write retires the stored documents of those ids (`ingest.sync`).
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 from collections.abc import Iterable
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hopgraph.errors import InputError
+from hopgraph.ingest.encoding import text_codec
 from hopgraph.ingest.reading import SUFFIXES, folder_files, kind_of
 from hopgraph.records import Problem
 
@@ -128,8 +130,10 @@ def _sort(path: Path, found: Inputs, documents_only: bool, in_folder: bool) -> b
 def _holds_rows(path: Path) -> bool:
     """Whether a text file (no .json suffix) holds JSON rows in our formats."""
     try:
-        with path.open(encoding="utf-8-sig") as handle:
-            head = handle.read(1 << 16)
+        with path.open("rb") as handle:
+            raw = handle.read(1 << 18)  # 64k characters of at most 4 bytes
+        decoder = codecs.getincrementaldecoder(text_codec(raw) or "utf-8")()
+        head = decoder.decode(raw, final=False).removeprefix("\ufeff")[:1 << 16]
     except (OSError, UnicodeDecodeError):
         return False
     stripped = head.lstrip()

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hopgraph.errors import InputError
+from hopgraph.ingest.encoding import decode, universal_newlines
 from hopgraph.ingest.triplets import read_triplets
 from hopgraph.records import LoadReport, PassageRecord
 
@@ -46,10 +47,10 @@ def load_file(path: str | Path, doc_id: str | None = None) -> LoadReport:
 
 
 def read_text(path: Path) -> str:
-    """A UTF-8 text file's content (a byte-order mark is dropped); unreadable or empty files
-    are an InputError naming it."""
+    """A text file's content: UTF-8, or UTF-16/32 (`ingest.encoding`), a byte-order mark
+    dropped, line ends as "\\n"; unreadable or empty files are an InputError naming it."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
+        text = universal_newlines(decode(path.read_bytes(), str(path)))
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read file ({exc})", where=str(path)) from exc
     if not text.strip():

@@ -4,11 +4,13 @@ document chunks turned into passages with the triplets `offline_extractor.extrac
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from hopgraph.ingest.documents import Chunk
 from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, vocabulary_of
 from hopgraph.records import LoadReport, PassageRecord
+
+PROGRESS_EVERY = 16  # chunks between two progress calls: a stop waits for at most these
 
 
 def extract_corpus(items: Iterable[dict[str, str]], source: str, rules: Rules | None = None
@@ -47,20 +49,27 @@ def document_title(path: str, text: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else name
 
 
-def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None
+def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
+                   progress: Callable[[str, int, int], None] | None = None
                    ) -> tuple[LoadReport, OfflineReport]:
     """Records of raw-document chunks: each passage is the chunk's headings line and text
     (its document is the file it came from); triplets from the chunk's text, linked to its
-    title when its heading names something; the common-words rule reads the whole ingest."""
+    title when its heading names something; the common-words rule reads the whole ingest.
+    `progress("extract", chunks done, chunks)` is called every PROGRESS_EVERY chunks (it may
+    raise to stop)."""
     chunks = list(chunks)
     load, stats = LoadReport(path="offline extractor"), OfflineReport()
     vocabulary = vocabulary_of(chunk.text for chunk in chunks)  # the whole ingest's
-    for chunk in chunks:
+    for done, chunk in enumerate(chunks):
+        if progress is not None and done % PROGRESS_EVERY == 0:
+            progress("extract", done, len(chunks))
         triplets = extract(chunk.title, chunk.text, rules, stats, vocabulary)
         load.records.append(PassageRecord(
             chunk.passage, triplets, doc_id=chunk.doc,
             metadata={"source": chunk.doc, "chunk": chunk.index, "section": chunk.context},
             source=chunk.id))
+    if progress is not None and chunks:
+        progress("extract", len(chunks), len(chunks))
     if stats.passages and stats.triplets == 0:
         stats.notes.append("no triplets found (text without capitalized names, e.g. Chinese or "
                            "Japanese): the passages still serve naive and lexical retrieval")

@@ -4,7 +4,7 @@ PDF text is normalised before anything else sees it: lines wrapped by the page a
 words hyphenated at a line end are mended ("manu-" + "facturing"), page numbers dropped, and
 paragraphs separated by a blank line, so the chunker and the extractor read prose, not page
 layout. A file with no suffix we know is read by its content: a PDF by its signature, text
-when it decodes as UTF-8.
+when it decodes as UTF-8 or is UTF-16 (`ingest.encoding`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hopgraph.errors import InputError
+from hopgraph.ingest.encoding import text_codec, universal_newlines
 from hopgraph.ingest.loaders import read_text
 from hopgraph.records import Problem
 
@@ -38,7 +39,8 @@ class Document:
 
 def kind_of(path: Path) -> str | None:
     """"md", "txt" or "pdf" for a raw document: by suffix, or by content for a file with no
-    suffix (a PDF signature, else text that decodes as UTF-8); None for anything else."""
+    suffix (a PDF signature, else text: UTF-8, or UTF-16/32 as `ingest.encoding` tells it);
+    None for anything else."""
     suffix = path.suffix.lower()
     if suffix in (".md", ".markdown"):
         return "md"
@@ -55,6 +57,8 @@ def kind_of(path: Path) -> str | None:
         raise InputError(f"cannot read file ({exc})", where=str(path)) from exc
     if head.startswith(PDF_SIGNATURE):
         return "pdf"
+    if text_codec(head) not in (None, "utf-8"):
+        return "txt"  # UTF-16 or UTF-32 text: zero bytes, yet not binary
     if b"\x00" in head:
         return None
     try:
@@ -127,13 +131,14 @@ def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:
 
 
 def _text(path: Path) -> str:
-    """A text document: UTF-8, else Windows-1252 (what older editors save; said in the log)."""
+    """A text document: UTF-8 or UTF-16/32 (`loaders.read_text`), else Windows-1252 (what
+    older editors save; said in the log)."""
     try:
         return read_text(path)
     except InputError as exc:
         if not isinstance(exc.__cause__, UnicodeDecodeError):
             raise
-    text = path.read_bytes().decode("cp1252", errors="replace")
+    text = universal_newlines(path.read_bytes().decode("cp1252", errors="replace"))
     log.warning("%s: not UTF-8; read as Windows-1252", path)
     return text
 

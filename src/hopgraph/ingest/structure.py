@@ -15,6 +15,7 @@ from hopgraph.ingest.fields import field_line
 from hopgraph.ingest.reading import Document, ends_sentence, join_wrapped
 
 MAX_HEADING_CHARS = 80
+MAX_MARKDOWN_HEADING = 500  # a longer "# ..." line is text (a heading is in all its chunks)
 MAX_HEADING_WORDS = 12
 HEADLINE_WORDS = 5  # a heading this long with three lower-case words is a phrase, not a name
 CONNECTORS = frozenset(re.findall(r"\w+", "of de von van der den la le du del da di dos das y "
@@ -132,12 +133,13 @@ def _markdown(text: str) -> list[Section]:
             fenced = not fenced
             block.append(line)
             continue
-        atx = None if fenced else _ATX.match(line)
+        atx = None if fenced or len(line) > MAX_MARKDOWN_HEADING else _ATX.match(line)
         if fenced:
             block.append(line)
         elif atx:
             open_section(len(atx.group(1)), atx.group(2))
-        elif _SETEXT.match(line) and len(block) == 1 and not _BULLET.match(block[0]):
+        elif (_SETEXT.match(line) and len(block) == 1 and not _BULLET.match(block[0])
+              and len(block[0]) <= MAX_MARKDOWN_HEADING):
             title = block.pop()
             open_section(1 if line.strip()[0] == "=" else 2, title)
         elif not line.strip():
@@ -175,8 +177,9 @@ def _plain(text: str) -> list[Section]:
 
 
 def _heading_line(line: str) -> bool:
-    words = line.split()
-    return (0 < len(line) <= MAX_HEADING_CHARS and len(words) <= MAX_HEADING_WORDS
+    if not 0 < len(line) <= MAX_HEADING_CHARS:
+        return False  # before splitting it into words: a line may be megabytes long
+    return (len(line.split()) <= MAX_HEADING_WORDS
             and not ends_sentence(line) and not line.endswith(",")
             and not _BULLET.match(line) and (line[:1].isupper() or line[:1].isdigit()))
 

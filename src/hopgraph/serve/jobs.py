@@ -115,11 +115,12 @@ class Job:
             entry.state, entry.passages_total, entry.passages_done = "running", passages, 0
             self._changed()
 
-    def progress(self, entry: JobFile, event: ProgressEvent) -> None:
-        """A `ProgressEvent` of the file being extracted or stored; while extracting (not
-        storing: a write is finished, `uploads`), stops the job if it was asked to."""
+    def progress(self, entry: JobFile | None, event: ProgressEvent) -> None:
+        """A `ProgressEvent` of the file being read, extracted or stored (None: of every file,
+        as the offline extractor reads them); while reading or extracting (not storing: a
+        write is finished, `uploads`), stops the job if it was asked to."""
         with self._lock:
-            if event.stage == "ingest":
+            if event.stage == "ingest" and entry is not None:
                 entry.passages_done = min(event.done, entry.passages_total or event.done)
             self._changed()
         if event.stage != "ingest":

@@ -9,12 +9,14 @@ file after the other, through the same write path as every other write
   is completed.
 - The offline extractor reads every file of the upload at once (its common-words rule reads
   the whole ingest, as `hopgraph ingest a b` does); the LLM extracts file by file.
-- A job asked to stop (cancelled, or its server stopping) stops between two files: the
-  file being stored is finished first, so the graph is left whole and nothing stored
-  before is lost (a write stopped halfway through a replacement could only be completed
-  or rolled back, and rolling back would delete the earlier version too). Files already
-  stored stay; the rest are not read. Only a killed server leaves a file cut short:
-  `check` names it until the upload is made again (which completes it).
+- A job asked to stop (cancelled, or its server stopping) stops at once while it reads
+  (between two pieces of a document's chunking) or extracts (between two chunks), and
+  between two files while it stores: the file being stored is finished first, so the
+  graph is left whole and nothing stored before is lost (a write stopped halfway through a
+  replacement could only be completed or rolled back, and rolling back would delete the
+  earlier version too). Files already stored stay; the rest are not read. Only a killed
+  server leaves a file cut short: `check` names it until the upload is made again (which
+  completes it).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from typing import BinaryIO
 from hopgraph.api import GraphRAG
 from hopgraph.errors import HopgraphError, InputError
 from hopgraph.ingest import extract
+from hopgraph.ingest.encoding import text_codec
 from hopgraph.ingest.inputs import ROW_SUFFIXES
 from hopgraph.ingest.loaders import source_doc_id
 from hopgraph.ingest.reading import PDF_SIGNATURE, SUFFIXES
@@ -108,7 +111,8 @@ def _read(job: Job, entry: JobFile, chosen: str, has_llm: bool) -> extract.Plan 
     bad."""
     try:
         _sniff(entry.path)
-        plan = extract.prepare([entry.path], chosen, has_llm)
+        plan = extract.prepare([entry.path], chosen, has_llm, progress=Tracker(
+            lambda event: job.progress(entry, event), entry.name))
     except HopgraphError as exc:
         job.file_failed(entry, _named(str(exc), entry))
         return None
@@ -124,14 +128,15 @@ def _read(job: Job, entry: JobFile, chosen: str, has_llm: bool) -> extract.Plan 
 
 def _sniff(path: Path) -> None:
     """An InputError for an empty file, or for binary data in a file whose suffix says text
-    (the reader would take it for Windows-1252 text); other suffixes are the reader's."""
+    (the reader would take it for Windows-1252 text; UTF-16's zero bytes are text); other
+    suffixes are the reader's."""
     with path.open("rb") as handle:
         head = handle.read(_SNIFF)
     if not head.strip():
         raise InputError("the file is empty")
     texts = (*SUFFIXES, *ROW_SUFFIXES, "")
     if (path.suffix.lower() in texts and not head.startswith(PDF_SIGNATURE)
-            and b"\x00" in head):
+            and b"\x00" in head and text_codec(head) in (None, "utf-8")):
         raise InputError("binary data, not text",
                          fix="upload .txt, .md or .pdf documents, or JSON/JSONL rows")
 
@@ -173,7 +178,7 @@ def _extract_offline(job: Job, plans: dict[str, extract.Plan]
         [c for p in plans.values() for c in p.chunks],
         {k: v for p in plans.values() for k, v in p.titles.items()},
         [r for p in plans.values() for r in p.rows])
-    done = extract.run(merged)
+    done = extract.run(merged, progress=Tracker(lambda event: job.progress(None, event)))
     row_files = {id(report): name for name, plan in plans.items() for report in plan.rows}
     by_file: dict[str, list[LoadReport]] = defaultdict(list)
     for report in done.reports:
