@@ -284,6 +284,8 @@ def test_keys_go_through_the_running_server_of_a_lite_file(tmp_path: Path) -> No
         assert again.code == 2 and "no key" in again.stderr
         both = run_cli("keys", "list", "--server", url, "--uri", db)
         assert both.code == 2 and "--server" in both.stderr
+        alone = run_cli("keys", "list", "--uri", db, "--api-key", admin)
+        assert alone.code == 2 and "--api-key goes with --server" in alone.stderr
     assert not place.exists()  # removed when the server stopped
     log = Path(db).with_suffix(".log").read_text()
     assert "route=/keys" in log and "key=local-token" in log and "key=ops" in log

@@ -91,6 +91,10 @@ class ThroughServer:
 def keeper(args: argparse.Namespace) -> Keeper:
     """The server `--server` names; else the server holding the Lite file `--uri` names,
     if one runs; else the database itself."""
+    if args.api_key and not args.server:
+        raise UsageError("--api-key goes with --server", fix="--server URL --api-key KEY; "
+                         "with --uri the keys are changed in the database (or through the "
+                         "server holding its Lite file, which needs no key)")
     if args.server:
         if args.uri:
             raise UsageError("--server and --uri name two places for the keys",
