@@ -48,6 +48,7 @@ from hopgraph.client import (
     ConnectionFailed,
     Done,
     Evidence,
+    Forbidden,
     InvalidRequest,
     NoAnswer,
     NotFound,
@@ -415,6 +416,36 @@ def test_graphs_are_made_listed_and_dropped(client: Client) -> None:
     with pytest.raises(InvalidRequest):
         client.create_graph("9 not a name")
     assert client.stats()["documents"] == 1  # the default graph, untouched
+
+
+def test_keys_are_made_listed_and_revoked(client: Client, served: Served) -> None:
+    made = client.create_key("read", ["hopgraph"], label="client-reader")
+    assert made["key"].startswith("hg_") and made["graphs"] == ["hopgraph"]
+    assert made["id"] in [k["id"] for k in client.list_keys()]
+    assert all("key" not in k for k in client.list_keys())  # never the keys themselves
+    with Client(served.url, api_key=made["key"]) as reader:
+        assert reader.stats()["documents"] == 1  # it counts at once
+        assert reader.default_graph() == "hopgraph"
+        with pytest.raises(Forbidden, match="needs admin"):
+            reader.list_keys()
+        assert [k["id"] for k in client.revoke_key("client-reader")] == [made["id"]]
+        with pytest.raises(Unauthorized):
+            reader.stats()  # revoked: at once
+    with pytest.raises(NotFound, match="no key"):
+        client.revoke_key("client-reader")
+    with pytest.raises(InvalidRequest, match="graphs"):
+        client.create_key("write")  # a write key names its graphs
+    with pytest.raises(UsageError, match="list of names"):
+        client.create_key("read", "hopgraph")  # type: ignore[arg-type]
+
+    async def run() -> list[str]:
+        async with AsyncClient(served.url, api_key=KEY) as admin:
+            other = await admin.create_key("admin", label="client-admin")
+            listed = [k["label"] for k in await admin.list_keys()]
+            gone = await admin.revoke_key(other["id"])
+            return [*listed, *(k["label"] for k in gone)]
+
+    assert asyncio.run(run()).count("client-admin") == 2
 
 
 def test_ask_without_an_llm_gives_the_evidence(client: Client, served: Served) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BERNOULLI, QUESTION, need, run_process
+from conftest import BERNOULLI, QUESTION, need, run_cli, run_process
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -106,12 +106,15 @@ def _call(url: str, method: str, path: str, body: dict[str, Any] | None = None) 
 
 
 @contextlib.contextmanager
-def serving_process(env: dict[str, str], cwd: Path) -> Iterator[str]:
-    """`hopgraph serve` (with the API key) as a child process on a free port, over the
+def serving_process(env: dict[str, str], cwd: Path, api_key: str | None = API_KEY
+                    ) -> Iterator[str]:
+    """`hopgraph serve` (with `api_key`, if any) as a child process on a free port, over the
     database `env` names; its URL once /health answers. Stopped on leaving."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
-    server_env = {**os.environ, **env, "HOPGRAPH_API_KEY": API_KEY}
+    server_env = {k: v for k, v in {**os.environ, **env}.items() if k != "HOPGRAPH_API_KEY"}
+    if api_key is not None:
+        server_env["HOPGRAPH_API_KEY"] = api_key
     stderr = cwd / "serve.stderr"
     with stderr.open("wb") as err:
         server = subprocess.Popen(
@@ -382,3 +385,38 @@ def test_an_error_clears_the_previous_results(served: str, driver: Any) -> None:
     page.query(QUESTION, "Daniel Bernoulli")
     assert not by_id("error").is_displayed()
     page.no_script_errors()
+
+
+def test_a_page_opened_without_keys_asks_for_the_first_key_made(driver: Any,
+                                                                 tmp_path: Path) -> None:
+    """A page opened on a server with no key works without one. Once the first key is made
+    (`hopgraph keys create --uri`, which goes through the server holding the Lite file),
+    the page's next call gets a 401, asks for the key, and goes on with it, reloading its
+    panels with it."""
+    db = tmp_path / "open.db"
+    with serving_process({"HOPGRAPH_URI": str(db), "HOPGRAPH_GRAPH": "demo"}, tmp_path,
+                         api_key=None) as url:
+        _call(url, "POST", "/documents", {"doc_id": "engines.txt", "rows": OTHER_ROWS})
+        page = Page(driver, url)
+        by_id = page.by_id
+        driver.get(f"{url}/")
+        page.wait.until(lambda _: "engines.txt" in by_id("documents").text)
+        assert not by_id("auth").is_displayed()  # open: nothing asked
+
+        made = run_cli("keys", "create", "--uri", str(db), "--role", "read", "--graph",
+                       "demo", "--label", "page", "--json")
+        assert made.code == 0 and "through the server" in made.stderr, made.stderr
+        key = json.loads(made.stdout)["key"]
+
+        box = by_id("question")
+        box.send_keys(OTHER_QUESTION)
+        by_id("run").click()
+        page.wait.until(lambda _: by_id("auth").is_displayed())  # the query's 401
+        by_id("api-key").send_keys(key + "\n")
+        page.wait.until(lambda _: "Babbage" in by_id("graph-results").text
+                        or by_id("error").is_displayed())
+        assert not by_id("error").is_displayed(), by_id("error").text
+        assert page.js("return localStorage.getItem('hopgraph.apiKey')") == key
+        page.wait.until(lambda _: "engines.txt" in by_id("documents").text)
+        assert not by_id("auth").is_displayed()
+        page.no_script_errors()

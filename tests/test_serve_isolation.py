@@ -167,6 +167,11 @@ def test_hundreds_of_random_requests_never_cross_graphs(world) -> None:
         if kind == "graphs" and reply.status_code == 200:
             if body["graphs"] != sorted(scope):
                 problems.append(f"listed {body['graphs']} for a key of {scope}")
+            if body["default"] != ("alpha" if "alpha" in scope else None):
+                problems.append(f"told the default graph {body['default']!r} to {scope}")
+        elif graph is None and reply.status_code == 404 and "alpha" not in scope \
+                and "alpha" in reply.text:
+            problems.append(f"named the default graph to a key of {scope}")
         elif reply.status_code == 200:
             leaked = set(strings(body)) & owned.foreign(target)
             if leaked:

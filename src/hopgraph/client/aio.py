@@ -143,7 +143,7 @@ class AsyncClient:
         """As `Client.graphs`."""
         return await self._send(calls.graphs())
 
-    async def default_graph(self) -> str:
+    async def default_graph(self) -> str | None:
         """As `Client.default_graph`."""
         return await self._send(calls.default_graph())
 
@@ -154,6 +154,21 @@ class AsyncClient:
     async def drop_graph(self, name: str) -> None:
         """As `Client.drop_graph`."""
         await self._send(calls.drop_graph(name))
+
+    # --- keys (admin) ------------------------------------------------------------------
+
+    async def list_keys(self) -> list[dict[str, Any]]:
+        """As `Client.list_keys`."""
+        return await self._send(calls.list_keys())
+
+    async def create_key(self, role: str, graphs: Sequence[str] | None = None,
+                         label: str | None = None) -> dict[str, Any]:
+        """As `Client.create_key`."""
+        return await self._send(calls.create_key(role, graphs, label))
+
+    async def revoke_key(self, ident: str) -> list[dict[str, Any]]:
+        """As `Client.revoke_key`."""
+        return await self._send(calls.revoke_key(ident))
 
     async def aclose(self) -> None:
         """Close the connections (a client made by `with_graph` leaves them to its origin)."""

@@ -238,8 +238,8 @@ def graphs() -> Call[list[str]]:
     return Call("GET", "/graphs", results.graph_names)
 
 
-def default_graph() -> Call[str]:
-    """`GET /graphs`: the server's default graph."""
+def default_graph() -> Call[str | None]:
+    """`GET /graphs`: the server's default graph (None when the key may not use it)."""
     return Call("GET", "/graphs", results.default_graph)
 
 
@@ -251,3 +251,27 @@ def create_graph(name: str) -> Call[None]:
 def drop_graph(name: str) -> Call[None]:
     """`DELETE /graphs/{name}`: drop a graph and everything in it (admin)."""
     return Call("DELETE", graph_prefix(name), results.nothing)
+
+
+def list_keys() -> Call[list[dict[str, Any]]]:
+    """`GET /keys`: the database's keys, never the keys themselves (admin)."""
+    return Call("GET", "/keys", lambda body: results.key_records(body, "keys"))
+
+
+def create_key(role: str, graphs: Iterable[str] | None, label: str | None
+               ) -> Call[dict[str, Any]]:
+    """`POST /keys`: a new key (`key`, shown this once) and its record (admin). A string
+    for `graphs` is a UsageError, not a key for each of its letters."""
+    if isinstance(graphs, str):
+        raise UsageError(f"graphs must be a list of names, got the string {graphs!r}",
+                         fix=f"graphs=[{graphs!r}]")
+    body: dict[str, Any] = {"role": role, **_given(label=label)}
+    if graphs:
+        body["graphs"] = list(graphs)
+    return Call("POST", "/keys", results.json_object, body)
+
+
+def revoke_key(ident: str) -> Call[list[dict[str, Any]]]:
+    """`DELETE /keys/{ident}`: the keys whose id or label is `ident`, revoked (admin)."""
+    return Call("DELETE", f"/keys/{segment(ident)}",
+                lambda body: results.key_records(body, "revoked"))

@@ -97,9 +97,15 @@ def graph_names(body: dict[str, Any]) -> list[str]:
     return [str(name) for name in body["graphs"]]
 
 
-def default_graph(body: dict[str, Any]) -> str:
-    """The server's default graph, from `GET /graphs`."""
-    return str(body["default"])
+def default_graph(body: dict[str, Any]) -> str | None:
+    """The server's default graph, from `GET /graphs` (None: the key may not use it)."""
+    return None if body["default"] is None else str(body["default"])
+
+
+def key_records(body: dict[str, Any], field: str) -> list[dict[str, Any]]:
+    """The key records under `field` of a reply (`keys` of `GET /keys`, `revoked` of
+    `DELETE /keys/...`)."""
+    return [json_object(record) for record in body[field]]
 
 
 def json_object(body: Any) -> dict[str, Any]:

@@ -155,8 +155,9 @@ class Client:
         """The graphs of the server's database that the key may use."""
         return self._send(calls.graphs())
 
-    def default_graph(self) -> str:
-        """The graph the server serves without a graph name."""
+    def default_graph(self) -> str | None:
+        """The graph the server serves without a graph name (None when the key may not
+        use it)."""
         return self._send(calls.default_graph())
 
     def create_graph(self, name: str) -> None:
@@ -166,6 +167,24 @@ class Client:
     def drop_graph(self, name: str) -> None:
         """Drop a graph and everything in it (admin key); Conflict for the default graph."""
         self._send(calls.drop_graph(name))
+
+    # --- keys (admin) ------------------------------------------------------------------
+
+    def list_keys(self) -> list[dict[str, Any]]:
+        """The keys of the server's database, oldest first: `id`, `role`, `graphs`,
+        `label`, `created` (never the keys themselves)."""
+        return self._send(calls.list_keys())
+
+    def create_key(self, role: str, graphs: Sequence[str] | None = None,
+                   label: str | None = None) -> dict[str, Any]:
+        """Make a key: `read` or `write` for `graphs`, or `admin` (no graphs: all). Its
+        record with `key`, the key itself, shown this once. It counts in this server at once.
+        """
+        return self._send(calls.create_key(role, graphs, label))
+
+    def revoke_key(self, ident: str) -> list[dict[str, Any]]:
+        """Revoke the keys whose id or label is `ident`; their records. NotFound if none."""
+        return self._send(calls.revoke_key(ident))
 
     def close(self) -> None:
         """Close the connections (a client made by `with_graph` leaves them to its origin)."""

@@ -1,23 +1,27 @@
 """The HTTP API and the web page (FastAPI): `create_app` builds the app over a pool of graphs
-(`serve.pool`; its routes are in `serve.routes`, the uploads and their jobs in
-`serve.job_routes`, run by a `serve.job_board`); `run` serves it with uvicorn.
+(`serve.pool`; its routes are in `serve.routes`, the keys' in `serve.key_routes`, the
+uploads and their jobs in `serve.job_routes`, run by a `serve.job_board`); `run` serves it
+with uvicorn.
 
-Safety by default: it binds 127.0.0.1; with HOPGRAPH_API_KEY set every API request needs
-`Authorization: Bearer <key>`; request bodies are capped (413), read before the framework
-reads them (`serve.bodies`: NaN, infinities, lone surrogates, deep nesting, too many files)
-and validated (422); a Host header outside the allowed names is refused (400: DNS
-rebinding); CORS is off unless origins are configured; no endpoint fetches a URL, and the
-LLM's base URL comes only from the server's own settings. Every error has one body
-(`serve.errors`). HEAD is answered wherever GET is.
+Safety by default: it binds 127.0.0.1; with a key configured (HOPGRAPH_API_KEY, or keys in
+the database) every API request needs `Authorization: Bearer <key>`; request bodies are
+capped (413), read before the framework reads them (`serve.bodies`: NaN, infinities, lone
+surrogates, deep nesting, too many files) and validated (422); a Host header outside the
+allowed names is refused (400: DNS rebinding); CORS is off unless origins are configured;
+no endpoint fetches a URL, and the LLM's base URL comes only from the server's own
+settings. Every error has one body (`serve.errors`). HEAD is answered wherever GET is.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, FastAPI
 from fastapi.concurrency import run_in_threadpool
@@ -28,7 +32,7 @@ from fastapi.staticfiles import StaticFiles
 
 from hopgraph.config import ServeSettings
 from hopgraph.retrieve import registry
-from hopgraph.serve import errors
+from hopgraph.serve import errors, runtime
 from hopgraph.serve.auth import KeyRing, authenticator, may_write
 from hopgraph.serve.bodies import CheckedRoute
 from hopgraph.serve.errors import described
@@ -41,6 +45,7 @@ from hopgraph.serve.job_routes import (
     truthful_forms,
     upload_routes,
 )
+from hopgraph.serve.key_routes import key_routes
 from hopgraph.serve.metrics import AccessLog, Metrics
 from hopgraph.serve.models import where_schemas
 from hopgraph.serve.pool import GraphPool
@@ -57,10 +62,12 @@ STATIC = Path(__file__).resolve().parent / "static"
 SWAGGER_UI = "/static/vendor/swagger-ui-5.35.0"  # npm swagger-ui-dist (static/vendor says how)
 
 
-def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None = None
-               ) -> FastAPI:
+def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None = None,
+               local_token: str | None = None, bound: str = "127.0.0.1") -> FastAPI:
     """The app over a pool of graphs (or one service, the default graph of a pool made
-    here): API routes, the page at `/`, its files at `/static`, error handlers."""
+    here): API routes, the page at `/`, its files at `/static`, error handlers.
+    `local_token` is an admin key taken only from this machine (a client at a loopback
+    address or at `bound`, the address served): the runtime file's (`serve.runtime`)."""
     settings = settings or ServeSettings()
     pool = graphs if isinstance(graphs, GraphPool) else GraphPool(graphs, settings.max_graphs)
 
@@ -80,7 +87,7 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
     app = FastAPI(title="hopgraph", summary="Graph RAG on Milvus: multi-hop retrieval, with "
                   "the subgraph behind each answer", version="0.1.0", docs_url=None,
                   redoc_url=None, lifespan=lifespan)
-    ring = KeyRing(KeyStore(pool.catalog), settings.api_key)
+    ring = KeyRing(KeyStore(pool.catalog), settings.api_key, local_token, bound)
     guards = [Depends(authenticator(ring))]
     failures = described(400, 401, 403, 413, 422, 500, 502, 503)
     metrics = Metrics(pool)
@@ -91,6 +98,7 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
     graph_routes(named, pool, named_graph(pool), settings.write_wait)
     server = APIRouter(**api)
     server_routes(server, pool, metrics)
+    key_routes(server, ring)
     job_routes(server, board)
     forms = {**api, "route_class": UploadRoute}
     uploads = APIRouter(**forms)
@@ -121,7 +129,7 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
 
     if STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    errors.install(app)
+    errors.install(app, pool.hide)
     app.add_middleware(HeadAsGet)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins,
@@ -165,7 +173,9 @@ def _truthful_methods(app: FastAPI, has_llm: bool) -> None:
 
 
 def run(pool: GraphPool, host: str, port: int, settings: ServeSettings) -> None:
-    """Serve until interrupted (uvicorn, one process: it owns the graph's Milvus Lite file)."""
+    """Serve until interrupted (uvicorn, one process: it owns the graph's Milvus Lite file).
+    On a Lite file, the runtime file beside it (`serve.runtime`) tells the owner's commands
+    where the server is while it runs."""
     import uvicorn
 
     handler = logging.StreamHandler()  # the access log, one line per request, on stderr
@@ -174,10 +184,37 @@ def run(pool: GraphPool, host: str, port: int, settings: ServeSettings) -> None:
     access.addHandler(handler)
     access.setLevel(logging.INFO)
     access.propagate = False
-    app = create_app(pool, settings)
+    uri, url = pool.catalog.uri, runtime.local_url(host, port)
+    token = runtime.new_token() if pool.catalog.is_local else None
+    if token is not None and settings.allowed_hosts:
+        # The owner's commands call the runtime file's URL. A page elsewhere that rebinds
+        # its DNS name to this machine sends its own name, so this opens nothing to it.
+        settings = replace(settings, allowed_hosts=[*settings.allowed_hosts,
+                                                    urlsplit(url).hostname or host])
+    app = create_app(pool, settings, token, host)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning"))
     # Upload event streams end when the server is told to stop: uvicorn waits for open
     # responses before it shuts the app down, and a stream would otherwise run until its
     # job ended.
     app.state.jobs.server_exiting = lambda: server.should_exit
-    server.run()
+    published = None
+    if token is not None:
+        try:
+            published = runtime.publish(uri, url, token)
+        except OSError as exc:  # the server works without it; `hopgraph keys` then cannot
+            log.warning("could not write %s (%s): `hopgraph keys --uri` will not find this "
+                        "server; use --server URL", runtime.place(uri), exc)
+    # uvicorn stops gracefully on SIGTERM, then raises it again under the handler it
+    # found: this one makes it an exit, so the runtime file and the graphs are closed as
+    # after Ctrl-C rather than left to a killed process.
+    previous = signal.signal(signal.SIGTERM, _exit_on_term)
+    try:
+        server.run()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if published is not None:
+            runtime.withdraw(uri, published)
+
+
+def _exit_on_term(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)

@@ -3,16 +3,17 @@
 
 A route needs a role: `read` (query, ask, entities, documents listed, stats, graphs),
 `write` (documents added or deleted, uploads and their jobs) or `admin` (graphs created or
-dropped, metrics). A request without a known key is a 401; with a key that may not use the
+dropped, metrics, keys). A request without a known key is a 401; with a key that may not use the
 route's graph, a 404 (what a graph that does not exist gets: a key learns nothing of graphs
 it may not use); with a key whose role is too low, a 403. With no key configured at all the
 server is open (`hopgraph serve` refuses to bind beyond loopback so, unless told
 `--no-auth`).
 
 Keys are looked up by their SHA-256 (a timing difference tells an attacker nothing of a
-key's text); the env key is compared in constant time. Keys made or revoked by another
-process count within `REREAD_S` seconds (a key not found forces a re-read, once a second
-at most).
+key's text); the env key is compared in constant time. Keys made or revoked through this
+server count at once; by another process, within `REREAD_S` seconds (a key not found
+forces a re-read, once a second at most). A server on a Lite file also takes the token of
+its runtime file (`serve.runtime`) as an admin key, from a client on this machine only.
 """
 
 from __future__ import annotations
@@ -26,11 +27,13 @@ from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from hopgraph.serve.errors import HTTPError, clip
+from hopgraph.serve.runtime import from_this_machine
 from hopgraph.store.keys import ApiKey, KeyStore, digest
 
 REREAD_S = 5.0
 _MISS_REREAD_S = 1.0
 ENV_ADMIN = ApiKey("env", "admin", ("*",), "HOPGRAPH_API_KEY")
+LOCAL_ADMIN = ApiKey("local", "admin", ("*",), "local-token")
 Bearer = Annotated[HTTPAuthorizationCredentials | None,
                    Depends(HTTPBearer(auto_error=False, description="an API key"))]
 
@@ -38,9 +41,12 @@ Bearer = Annotated[HTTPAuthorizationCredentials | None,
 class KeyRing:
     """The keys a server accepts, re-read from the database now and then."""
 
-    def __init__(self, keys: KeyStore | None, env_key: str | None) -> None:
+    def __init__(self, keys: KeyStore | None, env_key: str | None,
+                 local_token: str | None = None, bound: str = "127.0.0.1") -> None:
         self.keys = keys
         self.env_key = env_key
+        self.local_token = local_token  # the runtime file's (it makes no key required)
+        self.bound = bound
         self._known: dict[str, ApiKey] = {}
         self._read_at = -1e9
         self._lock = threading.Lock()
@@ -51,16 +57,24 @@ class KeyRing:
                 self._known = self.keys.all()
                 self._read_at = time.monotonic()
 
+    def refresh(self) -> None:
+        """Read the keys again now (one was made or revoked through this server)."""
+        self._reread(0.0)
+
     def required(self) -> bool:
         """Whether requests need a key (one is configured, here or in the database)."""
         self._reread(REREAD_S)
         return self.env_key is not None or bool(self._known)
 
-    def find(self, secret: str) -> ApiKey | None:
-        """The key `secret` is, if any."""
-        if self.env_key is not None and hmac.compare_digest(
-                secret.encode("utf-8", "surrogateescape"), self.env_key.encode()):
+    def find(self, secret: str, peer: str | None = None) -> ApiKey | None:
+        """The key `secret` is, if any; `peer` is the client's address (the local token
+        counts only from this machine)."""
+        given = secret.encode("utf-8", "surrogateescape")
+        if self.env_key is not None and hmac.compare_digest(given, self.env_key.encode()):
             return ENV_ADMIN
+        if (self.local_token is not None and hmac.compare_digest(
+                given, self.local_token.encode()) and from_this_machine(peer, self.bound)):
+            return LOCAL_ADMIN
         hashed = digest(secret)
         self._reread(REREAD_S)
         if hashed not in self._known:
@@ -86,7 +100,8 @@ def authenticator(ring: KeyRing) -> Any:
     def authenticate(request: Request, credentials: Bearer) -> None:
         if not ring.required():
             return
-        key = ring.find(credentials.credentials) if credentials is not None else None
+        peer = request.client.host if request.client is not None else None
+        key = ring.find(credentials.credentials, peer) if credentials is not None else None
         if key is None:
             raise HTTPError(401, "missing or wrong API key",
                             "send the header 'Authorization: Bearer <key>' (`hopgraph keys "
@@ -106,14 +121,21 @@ def guard(role: str, default_graph: str | None = None) -> Any:
         if key is None:  # no keys needed
             return
         if default_graph is not None:
-            graph = str(request.path_params.get("graph", default_graph))
-            if not key.sees(graph):
-                raise missing(graph)
+            named = request.path_params.get("graph")
+            if not key.sees(default_graph if named is None else str(named)):
+                raise missing(named) if named is not None else not_yours()
         if not key.allows(role):
             raise HTTPError(403, f"a {key.role} key may not do this (it needs {role})",
                             "use a key with that role")
 
     return check
+
+
+def not_yours() -> HTTPError:
+    """The 404 of a route without a graph name for a key that may not use the server's
+    default graph: it does not name that graph (the key may not learn it)."""
+    return HTTPError(404, "no graph of this key is served at the paths without a graph name",
+                     "use /graphs/NAME/...; GET /graphs lists the graphs your key may use")
 
 
 def missing(name: str) -> HTTPError:

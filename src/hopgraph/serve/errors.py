@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -24,6 +25,7 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Mount
 
+from hopgraph.config import cache_dir
 from hopgraph.errors import EmbedderError, HopgraphError, InputError, LLMError, UsageError
 
 log = logging.getLogger(__name__)
@@ -84,6 +86,28 @@ def validation_message(errors: Iterable[dict[str, Any]]) -> str:
     return "; ".join(parts) or "the request does not match the schema"
 
 
+def hiding(uri: str) -> Callable[[str], str]:
+    """A function writing the server's own places in a text as words: the database (its
+    path or server URI), the database's folder and the cache. A failure's message may go to
+    any key; where the server keeps its files is for admins (and its log)."""
+    places = {str(cache_dir()): "the server's cache"}
+    if "://" in uri or Path(uri).expanduser().is_absolute():
+        places[uri] = "the database"
+    if "://" not in uri:
+        db = Path(uri).expanduser().resolve()
+        places[str(db)] = "the database"
+        if len(db.parent.parts) > 1:  # never "/" itself
+            places[str(db.parent)] = "the database's folder"
+    ordered = sorted(places.items(), key=lambda item: -len(item[0]))  # the longest first
+
+    def hide(text: str) -> str:
+        for place, word in ordered:
+            text = text.replace(place, word)
+        return text
+
+    return hide
+
+
 class HTTPError(HTTPException):
     """An error a route raises, with its fix."""
 
@@ -93,15 +117,19 @@ class HTTPError(HTTPException):
         self.fix = fix
 
 
-def install(app: FastAPI) -> None:
-    """The handlers that turn every failure into the error body."""
+def install(app: FastAPI, hide: Callable[[str], str] = str) -> None:
+    """The handlers that turn every failure into the error body; a hopgraph error's
+    message goes through `hide` (`hiding`) unless the key is an admin's (or none is
+    needed)."""
     statuses = ((UsageError, 422), (InputError, 400), (LLMError, 502), (EmbedderError, 502),
                 (HopgraphError, 503))
 
     @app.exception_handler(HopgraphError)
     def hopgraph_error(request: Request, exc: HopgraphError) -> Response:
         status = next(code for kind, code in statuses if isinstance(exc, kind))
-        return error_response(status, str(exc))
+        key = getattr(request.state, "key", None)
+        told = str(exc) if key is None or key.allows("admin") else hide(str(exc))
+        return error_response(status, told)
 
     @app.exception_handler(StarletteHTTPException)
     def http_error(request: Request, exc: StarletteHTTPException) -> Response:

@@ -227,10 +227,10 @@ class JobBoard:
             state = str(stop)
             error = _STOPPED.get(state, state)
         except HTTPError as exc:  # the graph was dropped
-            state, error = "failed", str(exc.detail)
-        except Exception as exc:
+            state, error = "failed", self.pool.hide(str(exc.detail))
+        except Exception as exc:  # logged whole; told (to write keys) without the places
             log.exception("upload job %s failed", job.id)
-            state, error = "failed", clip(str(exc) or type(exc).__name__, 1000)
+            state, error = "failed", clip(self.pool.hide(str(exc) or type(exc).__name__), 1000)
         self._finish(job, state, error)
 
     def _finish(self, job: Job, state: str, error: str | None) -> None:

@@ -282,7 +282,8 @@ class GraphsResponse(_View):
     """The graphs of the database that the key may use."""
 
     graphs: list[str]
-    default: str = Field(description="the graph of the routes without /graphs/{graph}")
+    default: str | None = Field(description="the graph of the routes without "
+                                "/graphs/{graph}; null when the key may not use it")
 
 
 class GraphChange(_View):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from hopgraph.api import GraphRAG
 from hopgraph.config import DEFAULT_MAX_GRAPHS
 from hopgraph.serve.auth import missing
-from hopgraph.serve.errors import HTTPError
+from hopgraph.serve.errors import HTTPError, hiding
 from hopgraph.serve.service import CacheStats, GraphService
 from hopgraph.store import MilvusStore
 
@@ -58,6 +58,7 @@ class GraphPool:
         self._cache_size = first.cache_size
         self._opener = opener or _like(rag)
         self.catalog = MilvusStore(rag.settings.uri, self.default, rag.settings.token)
+        self.hide = hiding(rag.settings.uri)  # the database's places, out of what keys see
         self.cache: dict[str, CacheStats] = {self.default: first.cache}  # outlive closing
         self._open: OrderedDict[str, _Open] = OrderedDict(
             {self.default: _Open(first, owned=owns_first)})

@@ -86,9 +86,14 @@ def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any, write_wait: flo
         return [Depends(guard(name, pool.default))]
 
     @api.get("/stats", tags=["graph"], dependencies=role("read"), responses=described(404))
-    def stats(service: Service) -> dict[str, Any]:
-        """Row counts, settings and state of the graph, and its document count."""
-        return {**service.rag.stats(), "documents": len(service.documents())}
+    def stats(service: Service, request: Request) -> dict[str, Any]:
+        """Row counts, settings and state of the graph, and its document count; the
+        database's URI only for an admin key (or with no keys)."""
+        found = {**service.rag.stats(), "documents": len(service.documents())}
+        key = getattr(request.state, "key", None)
+        if key is not None and not key.allows("admin"):
+            found.pop("uri", None)  # where the server keeps its files is not a reader's
+        return found
 
     @api.post("/query", response_model=QueryResponse, tags=["retrieval"],
               dependencies=role("read"), responses=described(404))
@@ -185,10 +190,11 @@ def server_routes(api: APIRouter, pool: GraphPool, metrics: Metrics) -> None:
              dependencies=[Depends(guard("read"))])
     def graphs(request: Request) -> dict[str, Any]:
         """The graphs of the database that the key may use, and the server's default graph
-        (the one the routes without `/graphs/{graph}` serve)."""
+        (the one the routes without `/graphs/{graph}` serve), null when the key may not
+        use it."""
         key = getattr(request.state, "key", None)
         return {"graphs": [g for g in pool.names() if key is None or key.sees(g)],
-                "default": pool.default}
+                "default": pool.default if key is None or key.sees(pool.default) else None}
 
     @api.post("/graphs", response_model=GraphChange, status_code=201, tags=["graphs"],
               dependencies=[Depends(guard("admin"))], responses=described(403, 409))

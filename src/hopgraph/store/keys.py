@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -22,6 +23,9 @@ from hopgraph.store.collections import Collections
 COLLECTION = "hopgraph_api_keys"
 ROLES = ("read", "write", "admin")  # each allows what the ones before it allow
 ALL = "*"
+LABEL_MAX = 100  # characters of a label
+# A label goes into the server's access log: no control characters nor line separators.
+LABEL_PATTERN = r"^[^\x00-\x1f\x7f-\x9f\u2028\u2029]*$"
 _PUBLIC = 12
 
 
@@ -74,6 +78,9 @@ class KeyStore:
         if role != "admin" and not graphs:
             raise UsageError(f"a {role} key needs the graphs it may use",
                              fix="--graph NAME (repeatable)")
+        if len(label) > LABEL_MAX or not re.fullmatch(LABEL_PATTERN, label):
+            raise UsageError(f"a key's label is text of at most {LABEL_MAX} characters "
+                             "without control characters (it goes into the access log)")
         if not self._ensure():
             self.rows.create_collection(COLLECTION, schema.create_keys)
             self._ready = True
