@@ -5,6 +5,7 @@ budget of words, `hopgraph.budget`)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import tempfile
@@ -15,12 +16,12 @@ from hopgraph.api import GraphRAG
 from hopgraph.cli.common import Bars, embed_options, where_of, where_options
 from hopgraph.errors import InputError, UsageError
 from hopgraph.ingest.loaders import read_text
+from hopgraph.ingest.mentions import Rules
 from hopgraph.records import LoadReport
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import DEFAULT_DEGREE
 
-RULES = ("title", "pairs", "surnames", "numbers", "own_subject", "topic",
-         "common_words")  # offline_extractor.Rules
+RULES = tuple(f.name for f in dataclasses.fields(Rules))  # the offline extractor's rules
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -120,7 +121,6 @@ def _extracted(corpus: Path, rules: dict[str, bool]) -> LoadReport:
     named rules turned on or off (for the ablation)."""
     import time
 
-    from hopgraph.ingest.offline_extractor import Rules
     from hopgraph.ingest.offline_records import extract_corpus
 
     started = time.perf_counter()

@@ -1,0 +1,110 @@
+"""Relations from a chunk's layout (`ingest.fields`): a key–value record relates its
+subject to each name or value under a key, an e-mail its sender to its recipients, subject and
+date, a table row its first cell's name to each other cell under the column's header. Names
+are found by the same rules as in sentences (`ingest.mentions`); keys are never names.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hopgraph.ingest import fields
+from hopgraph.ingest.mentions import Rules, Vocabulary, is_code, names_in
+from hopgraph.records import Triplet
+
+MAX_VALUE_WORDS = 5
+
+
+def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
+    """What a field's value or a table cell relates to, part by part (split at commas and
+    semicolons): its codes and its other names, a short part without codes that names
+    something being a name as a whole ("Recycled PET flake", "United Kingdom"); else a
+    short value with a digit (a date, an amount)."""
+    objects: list[str] = []
+    for part in re.split(r"[;,](?!\d)", value):
+        part = part.strip().rstrip(".")
+        if not part:
+            continue
+        names = names_in(part, rules, vocabulary)
+        codes = [name for name in names if is_code(name)]
+        others = [name for name in names if not is_code(name)]
+        objects.extend(codes)
+        if others and not codes and len(part.split()) <= MAX_VALUE_WORDS and "(" not in part:
+            objects.append(part)
+        elif others:
+            objects.extend(others)
+        elif not codes and (found := _value(part)) is not None:
+            objects.append(found)
+    return list(dict.fromkeys(objects))
+
+
+_MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|"
+          r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?")
+_UNIT = (r"(?:%|per cent|percent|kg|g|mg|t|tonnes?|km|m|cm|mm|l|ml|litres?|hours?|days?|"
+         r"weeks?|months?|years?|million|billion|thousand)")
+_VALUE = re.compile(
+    rf"\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}"
+    rf"|(?:[£$€]\s?)?\d[\d,.]*(?:\s?{_UNIT}\b)?")
+
+
+def _value(text: str) -> str | None:
+    """The date or amount a short text holds ("7 May 2025" of "Closed 7 May 2025",
+    "£38,400"), as written; None when it holds none or is long."""
+    if len(text.split()) > 6:
+        return None
+    found = _VALUE.search(text)
+    return found.group(0).strip() if found else None
+
+
+def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
+                       vocabulary: Vocabulary) -> list[Triplet]:
+    """Triplets from a chunk's key–value records and table rows (`ingest.fields`)."""
+    triplets: list[Triplet] = []
+    subject = title
+    for record in layout.records:
+        if record.is_email:
+            triplets.extend(_email(record, rules, vocabulary))
+            continue
+        first = _objects(record.fields[0][1], rules, vocabulary)
+        if len(first) == 1:
+            subject = first[0]
+        for key, value in record.fields:
+            if is_code(key):  # "CA-2025-021: Orrin & Tate adds annealing ...": about the code
+                triplets.extend(Triplet(key, "concerns", name)
+                                for name in names_in(value, rules, vocabulary) if name != key)
+            elif subject is not None:
+                triplets.extend(Triplet(subject, key.lower(), name)
+                                for name in _objects(value, rules, vocabulary)
+                                if name != subject)
+    for table in layout.tables:
+        for row in table.rows:
+            heads = _objects(row[0], rules, vocabulary) if row else []
+            if len(heads) != 1:
+                continue
+            for header, cell in zip(table.header[1:], row[1:], strict=False):
+                predicate = header.lower().strip() or "has"
+                triplets.extend(Triplet(heads[0], predicate, name)
+                                for name in _objects(cell, rules, vocabulary)
+                                if name != heads[0])
+    return triplets
+
+
+def _email(record: fields.Record, rules: Rules, vocabulary: Vocabulary) -> list[Triplet]:
+    """An e-mail's headers: the sender wrote to each recipient, about what the subject
+    names, on its date."""
+    by_key = [(key.lower(), value) for key, value in record.fields]
+    senders = [n for key, value in by_key if key == "from"
+               for n in names_in(value, rules, vocabulary)]
+    if not senders:
+        return []
+    triplets: list[Triplet] = []
+    for key, value in by_key:
+        predicate = fields.EMAIL_KEYS.get(key)
+        if predicate is None or key == "from":
+            continue
+        objects = names_in(value, rules, vocabulary)
+        if key in ("date", "sent"):
+            objects = [v for v in [_value(value)] if v is not None]
+        triplets.extend(Triplet(senders[0], predicate, name) for name in objects
+                        if name != senders[0])
+    return triplets

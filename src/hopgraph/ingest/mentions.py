@@ -1,0 +1,282 @@
+"""Names in text, as the offline extractor finds them with no model: sentences and tokens
+from syntok (a maintained rule-based segmenter), and the rules that make a run of tokens one
+name.
+
+- mentions: runs of capitalized tokens, with inner "of/de/von/the/..." between capitalized
+  ones, acronyms, and numbers with the month or unit beside them; a capitalized function
+  word opening a sentence ("The", "In", "He") is not a mention; a mention never spans a line
+  break (list items, names in a column);
+- "codes": an identifier written with hyphens or slashes between letters and digits
+  (`IR-2322`, `CA-2025-014`, `KX-4`) is one token, so one name; a code starts a name of its
+  own (`Incident IR-2322` names IR-2322) and capitalized words after it stay with it
+  (`KX-4 Pro`); a short number after a capitalized word stays with it (`Line 3`);
+- names hold a possessive before a capital (`Bramley's Fresh Kitchen`), `&` and `of`
+  (`Orrin & Tate`, `Dairy Farmers of the Dales`), but not `of` after a legal form
+  (`Harlow Plastics Ltd` of Brentmoor), and `and` when the ingest writes the whole name more
+  than once or it ends as organisations do (`Hollis and Grant Foods` beside `Tom and Priya`:
+  `Vocabulary.joined`);
+- "lone numbers" (off by default): a number alone ("410", "2025") is a name; by default
+  only a number with the month or unit beside it is (a date, an amount), a value;
+- a list item's marker or a clause's number ("1.", "3.2") opens no name.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from syntok import segmenter
+
+
+def set_of(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+CONNECTORS = set_of("of de von van der den la le du del da di dos das y & the")
+# Capitalized at a sentence start for grammar's sake, not because they name something.
+OPENERS = set_of("""a an the this that these those it its he she his her they their them we our
+    i you in on at by for from with after before during when while since although though as
+    if but and or so yet also however there here what which who whom whose where why how both
+    each every many most some several other another such one two three under over between
+    among into onto upon about against despite unlike following according""")
+PRONOUNS = set_of("he she it they his her its their him them")
+MONTHS = set_of("""january february march april may june july august september october november
+    december jan feb mar apr jun jul aug sep sept oct nov dec""")
+UNITS = set_of("""million billion thousand hundred percent per cent km kilometres kilometers miles
+    metres meters feet ft kg tonnes tons years year people inhabitants""")
+# A company's legal form ends its name: `of` after one starts a place, not more of the name
+# ("Harlow Plastics Ltd of Brentmoor"). `and` may join two names before one of these or of
+# the words organisations end with ("Hollis and Grant Ltd", "Finance and Audit Board").
+LEGAL_FORMS = set_of("""ltd ltd. limited inc inc. incorporated llc llp plc gmbh ag sa bv b.v nv
+    n.v co co. corp corp.""")
+COMPANY_ENDINGS = LEGAL_FORMS | set_of("""company corporation group holdings partners associates
+    sons brothers board committee council trust foundation institute university society
+    association agency authority department ministry""")
+
+WORD = re.compile(r"\w", re.UNICODE)
+_SPACED_JOINER = re.compile(r"\s+([-'’])\s+")
+
+
+@dataclass
+class Rules:
+    """Which rules run. `surnames` is off by default: measured on the dev questions it cost
+    MuSiQue 2.3 R@2 and 1.3 R@5 and changed nothing on HotpotQA (docs/extraction.md, ablation)."""
+
+    title: bool = True
+    pairs: bool = True
+    surnames: bool = False
+    numbers: bool = True
+    own_subject: bool = True
+    topic: bool = True
+    common_words: bool = True
+    codes: bool = True
+    lone_numbers: bool = False
+    layout: bool = True
+
+
+@dataclass
+class Mention:
+    """A name in a sentence: its text and its tokens' span."""
+
+    text: str
+    start: int  # token index in the sentence
+    end: int  # one past the last token
+
+
+def is_cap(value: str) -> bool:
+    first = value[0]
+    return first.isupper() or (first.isalpha() and not first.islower() and not first.isupper())
+
+
+def is_number(value: str) -> bool:
+    return any(ch.isdigit() for ch in value) and not any(ch.isalpha() for ch in value[:1])
+
+
+def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int:
+    """How many tokens from `j` on continue the mention before `j` (0: it ends there; a line
+    break before a token ends it too)."""
+    if breaks[j]:
+        return 0
+    nxt, before = tokens[j], tokens[j - 1]
+    lower = nxt.lower()
+    if is_cap(nxt) and lower not in PRONOUNS:
+        # a number goes on into a month ("12 May"), not into the word after it ("1.1 The")
+        return 0 if is_number(before) and not is_code(before) and lower not in MONTHS else 1
+    if is_cap(before) and not is_number(before) and nxt.isdigit() and len(nxt) <= 3 \
+            and before.lower() not in MONTHS:
+        return 1  # "Line 3", "Zone 2": a name with its number
+    if rules.numbers:
+        dated = is_number(before) or before.lower() in MONTHS
+        if (is_number(nxt) or lower in MONTHS) and dated:
+            return 1  # "12 May 1850"
+        if is_number(before) and lower in UNITS:
+            return 1  # "5 million", "300 km"
+    followed = j + 1 < len(tokens) and is_cap(tokens[j + 1]) and not breaks[j + 1]
+    if lower in CONNECTORS and followed and not is_number(before) and not (
+            lower == "of" and before.lower() in LEGAL_FORMS):
+        return 2  # "University of Copenhagen", not "Harlow Plastics Ltd of Brentmoor"
+    if nxt in ("-", "'", "’", "'s", "’s") and followed:
+        return 2  # "Saint-Denis", "Bramley's Fresh Kitchen"
+    return 0
+
+
+def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
+             ) -> list[Mention]:
+    """The mentions of one sentence's tokens (`spacing`: the text before each token, to
+    write a mention as it was written; one space each by default)."""
+    found: list[Mention] = []
+    i, n = 0, len(tokens)
+    breaks = ["\n" in space for space in spacing] if spacing is not None else [False] * n
+    while i < n:
+        value = tokens[i]
+        starts = (is_cap(value) and not (i == 0 and value.lower() in OPENERS)
+                  and value.lower() not in PRONOUNS) or (rules.numbers and is_number(value))
+        if not starts or not WORD.search(value):
+            i += 1
+            continue
+        j = i + 1
+        while j < n and (step := _extends(tokens, j, rules, breaks)):
+            if rules.codes and is_code(tokens[j]) and not is_code(tokens[i]):
+                break  # "Incident IR-2322": the code is the name
+            j += step
+        if spacing is None:
+            text = " ".join(tokens[i:j])
+        else:
+            text = tokens[i] + "".join(spacing[k] + tokens[k] for k in range(i + 1, j))
+        # Text tokenized before it reached us spaces out hyphens and apostrophes inside names
+        # ("Saint - Denis"): the name is the same without the spaces.
+        text = _SPACED_JOINER.sub(r"\1", text)
+        if rules.lone_numbers or j - i > 1 or not is_number(value) or is_code(value):
+            found.append(Mention(text, i, j))
+        i = j
+    return found
+
+
+_CODE = re.compile(r"^[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+$")
+
+
+def is_code(token: str) -> bool:
+    """An identifier: letters and digits joined by hyphens, slashes or dots, with a capital
+    letter and a digit ("IR-2322", "KX-4", "SW-K4P-0453"; not "2023-24" or "v2.1")."""
+    return (bool(_CODE.match(token)) and any(ch.isdigit() for ch in token)
+            and any(ch.isupper() for ch in token))
+
+
+def _merge_codes(sentence: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(spacing, token) pairs with the pieces of each code joined: syntok writes "IR-2322"
+    as "IR" and "2322", the hyphen being the second's spacing ("BFK-C-0119": three)."""
+    merged: list[tuple[str, str]] = []
+    run: list[tuple[str, str]] = []
+
+    def close() -> None:
+        whole = run[0][1] + "".join(spacing + value for spacing, value in run[1:])
+        if len(run) > 1 and is_code(whole):
+            merged.append((run[0][0], whole))
+        else:
+            merged.extend(run)
+        run.clear()
+
+    for spacing, value in sentence:
+        if run and spacing in ("-", "/", ".") and value[:1].isalnum() \
+                and run[-1][1][-1:].isalnum():
+            run.append((spacing, value))
+            continue
+        if run:
+            close()
+        run.append((spacing, value))
+    if run:
+        close()
+    return merged
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What the texts being ingested say of their words, for the "common words" rule: those
+    they write in lower case, and the capitalized ones they write inside a sentence."""
+
+    lower: frozenset[str]
+    named: frozenset[str]
+    # "A and B C" names written more than once, or ending as a company does (`joined`).
+    joined: frozenset[str] = frozenset()
+
+
+_INSIDE = re.compile(r"(?:(?<=[^\W_] )|(?<=[^\W_][,;:] ))([^\W\d_][\w'’-]*)")
+
+
+def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
+    """The vocabulary of some texts (a passage, a document, a whole ingest)."""
+    lower: set[str] = set()
+    named: set[str] = set()
+    pairs: dict[str, int] = {}
+    for text in texts:
+        lower.update(re.findall(r"\b[^\W\d_A-Z][^\W\d_]*", text))
+        named.update(word for line in text.splitlines() for word in _INSIDE.findall(line)
+                     if is_cap(word))
+        for found in _AND_NAMES.finditer(text):
+            pairs[found.group(0)] = pairs.get(found.group(0), 0) + 1
+    joined = {name for name, count in pairs.items()
+              if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS}
+    return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined))
+
+
+_NAME_WORD = r"[A-Z][\w'’&-]*(?:\.\w+)*"  # "B.V" inside a name, not a sentence's full stop
+_NAME_WORDS = rf"{_NAME_WORD}(?: (?:of |the |& )?{_NAME_WORD})*"
+_AND_NAMES = re.compile(rf"(?<![\w'’-]){_NAME_WORDS} and {_NAME_WORDS}(?![\w'’-])")
+
+
+def sentences_of(lines: list[str], rules: Rules) -> list[list[tuple[str, str]]]:
+    """Each line's sentences as (spacing, token) pairs, from their first word on."""
+    found = []
+    for line in lines:
+        if not line.strip():
+            continue
+        for paragraph in segmenter.analyze(line):
+            for sentence in paragraph:
+                pairs = [(token.spacing, token.value) for token in sentence]
+                found.append(_from_first_word(_merge_codes(pairs) if rules.codes else pairs))
+    return found
+
+
+def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
+    """The names a short text (a field's value, a table cell) holds, in order; a one-word
+    name the ingest also writes in lower case ("Major", "Open") is a word, not a name."""
+    names: list[str] = []
+    for sentence in sentences_of([text], rules):
+        tokens = [value for _, value in sentence]
+        found = mentions(tokens, rules, [space for space, _ in sentence])
+        names.extend(m.text for m in joined(tokens, found, vocabulary)
+                     if " " in m.text or m.text.lower() not in vocabulary.lower
+                     or is_code(m.text))
+    return list(dict.fromkeys(names))
+
+
+def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
+            ) -> list[Mention]:
+    """Two names joined by "and" made one where the ingest writes them as one name
+    (`Vocabulary.joined`)."""
+    if len(found) < 2 or not vocabulary.joined:
+        return found
+    out = [found[0]]
+    for mention in found[1:]:
+        last = out[-1]
+        if tokens[last.end:mention.start] == ["and"] and \
+                f"{last.text} and {mention.text}" in vocabulary.joined:
+            out[-1] = Mention(f"{last.text} and {mention.text}", last.start, mention.end)
+        else:
+            out.append(mention)
+    return out
+
+
+_CLAUSE = re.compile(r"^\d+(?:\.\d+)+\.?$")  # "3.2", "1.1.4": a clause's number
+
+
+def _from_first_word(sentence: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The sentence from its first word on: a list item's "-" or "1." (or a clause's "3.2")
+    does not make its first word any less the sentence's opening word."""
+    for index, (_, value) in enumerate(sentence):
+        numbered = is_number(value) and index + 1 < len(sentence) and (
+            sentence[index + 1][1] in (".", ")") or _CLAUSE.match(value))
+        if WORD.search(value) and not numbered:
+            return sentence[index:]
+    return sentence
