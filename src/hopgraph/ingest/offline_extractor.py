@@ -476,9 +476,16 @@ def _joined(tokens: list[str], found: list[_Mention], vocabulary: Vocabulary
     return out
 
 
+_CLAUSE_NUMBER = re.compile(r"^\d{1,3}(?:\.\d{1,3})+\.?$")
+
+
 def _from_first_word(sentence: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The sentence from its first word on: a list item's "-" or "1." does not make its
-    first word any less the sentence's opening word."""
+    first word any less the sentence's opening word, nor does a clause's number ("3.1 A
+    supplier must...", where "3.1 A" is no quantity)."""
+    if (len(sentence) > 1 and _CLAUSE_NUMBER.match(sentence[0][1])
+            and sentence[1][1][:1].isupper()):
+        sentence = sentence[1:]
     for index, (_, value) in enumerate(sentence):
         if _WORD.search(value) and not (_is_number(value) and index + 1 < len(sentence)
                                         and sentence[index + 1][1] in (".", ")")):
