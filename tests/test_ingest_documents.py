@@ -183,3 +183,20 @@ def test_binary_data_with_no_suffix_is_still_not_text(tmp_path: Path) -> None:
     problems: list[Problem] = []
     assert [Path(d.path).name for d in read_documents([tmp_path], problems)] == ["note.txt"]
     assert problems[0].where.endswith("blob")
+
+
+def test_a_long_table_is_cut_between_rows_with_its_header_in_every_piece() -> None:
+    from hopgraph.ingest.fields import split
+
+    header = "| Serial | Model | Where | Installed |\n|---|---|---|---|"
+    rows = [f"| SW-K4-{1000 + i} | KX-4 Pro | Bramley's Fresh Kitchen, line {i} | 20{10 + i} |"
+            for i in range(30)]
+    text = "# Machines\n\nThe machines in the field.\n\n" + "\n".join([header, *rows]) + "\n"
+    chunks = chunk_documents([Document("m.md", text, "md")], chunk_tokens=120)
+    tables = [c for c in chunks if "|" in c.text]
+    assert len(tables) > 2 and all(c.tokens <= 120 for c in chunks)
+    assert all(c.text.split("\n\n")[-1].startswith(header + "\n") for c in tables)
+    assert [row for c in tables for row in c.text.split("\n\n")[-1].split("\n")[2:]] == rows
+    for chunk in tables:
+        (table,) = split(chunk.text).tables
+        assert table.header == ["Serial", "Model", "Where", "Installed"] and table.rows

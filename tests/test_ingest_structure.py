@@ -11,8 +11,9 @@ import pytest
 from hopgraph.errors import InputError
 from hopgraph.ingest.documents import Chunk, chunk_documents
 from hopgraph.ingest.inputs import sort_inputs
-from hopgraph.ingest.reading import Document, pdf_paragraphs
-from hopgraph.ingest.structure import names_something, sections
+from hopgraph.ingest.pdf import Line, pdf_text
+from hopgraph.ingest.reading import Document, read_documents
+from hopgraph.ingest.structure import heading_entity, names_something, sections
 
 WRAPPED_PAGE = """Quarterly report
 The Kestrel Probe was designed by Tomas Ekdahl at the Bergen workshop, where the
@@ -24,8 +25,13 @@ Halvard Optics makes the optical sensor.
 """
 
 
+def lines(page: str) -> list[Line]:
+    """A page's lines as pypdf gives them when it cannot say where they stand."""
+    return [Line(line.strip()) for line in page.splitlines()]
+
+
 def test_pdf_text_is_joined_mended_and_paragraphed() -> None:
-    text = pdf_paragraphs([WRAPPED_PAGE])
+    text = pdf_text([lines(WRAPPED_PAGE)]).text
     paragraphs = text.strip().split("\n\n")
     assert paragraphs[0] == "Quarterly report"
     assert paragraphs[1].startswith("The Kestrel Probe was designed by Tomas Ekdahl at the "
@@ -36,9 +42,9 @@ def test_pdf_text_is_joined_mended_and_paragraphed() -> None:
 
 
 def test_a_hyphen_before_a_capital_is_kept() -> None:
-    text = pdf_paragraphs(["The partnership between Brightwater and the Saint-\n"
+    text = pdf_text([lines("The partnership between Brightwater and the Saint-\n"
                            "Malo yard began when the first hull was laid down in 2014, a year\n"
-                           "late.\n"])
+                           "late.\n")]).text
     assert "Saint- Malo" in text  # not "SaintMalo": a name, not a broken word
 
 
@@ -129,3 +135,155 @@ def test_a_hash_line_of_thousands_of_characters_is_text_not_a_heading() -> None:
     found = sections(Document("a.md", f"# Title\n\n{long_line}\n\nShort.", "md"))
     assert [(s.headings, s.paragraphs) for s in found] == [
         (("Title",), [long_line.strip(), "Short."])]
+
+
+EMAIL = """From: Jess Carver <jess.carver@bramleys.example>
+To: Daniel Ferreira <d.ferreira@ashbyvale.example>
+Cc: Priya Raman <p.raman@ashbyvale.example>; Priya Castell
+<p.castell@ashbyvale.example>
+Date: Wed, 7 May 2025 08:15:33 +0100
+Subject: Fogging on salad packs
+
+Daniel,
+
+Bramley's Fresh Kitchen reported fogging on salad packs sealed with LF-40
+Pro. The film turned white with droplets within an hour in the chiller
+instead of staying clear. Twenty-two reels from one order were involved.
+
+Grace Whitlow found that the reels had been coated on 11 August, the day
+after planned maintenance of coater C1.
+
+Regards,
+Jess Carver
+"""
+
+
+def test_an_email_header_is_metadata_and_text_never_a_heading(tmp_path: Path) -> None:
+    (tmp_path / "mail.txt").write_text(EMAIL, encoding="utf-8")
+    (doc,) = read_documents([tmp_path / "mail.txt"])
+    assert doc.metadata == {
+        "from": "Jess Carver <jess.carver@bramleys.example>",
+        "to": "Daniel Ferreira <d.ferreira@ashbyvale.example>",
+        "cc": "Priya Raman <p.raman@ashbyvale.example>; Priya Castell "
+              "<p.castell@ashbyvale.example>",
+        "date": "2025-05-07T08:15:33+01:00", "subject": "Fogging on salad packs"}
+    (section,) = sections(doc)
+    assert section.headings == ("Fogging on salad packs",)  # the subject: context...
+    assert section.title is None  # ...never what the chunks are about
+    assert section.paragraphs[0].startswith("From: Jess Carver")  # the header stays text
+    assert section.paragraphs[2].startswith(  # the first wrapped line is no heading
+        "Bramley's Fresh Kitchen reported fogging on salad packs sealed with LF-40 Pro. The")
+    assert "\n" not in section.paragraphs[2] and "\n" not in section.paragraphs[3]
+    chunk = chunk_documents([doc])[0]
+    assert chunk.passage_metadata == {"source": doc.path, "chunk": 0,
+                                      "section": "Fogging on salad packs", **doc.metadata}
+    assert chunk.page is None
+
+
+def test_a_document_without_an_email_header_has_no_metadata(tmp_path: Path) -> None:
+    (tmp_path / "memo.txt").write_text("From: the board\n\nWe met on Monday.\n",
+                                       encoding="utf-8")
+    assert read_documents([tmp_path / "memo.txt"])[0].metadata == {}
+
+
+REPORT = """ASHBY VALE PACKAGING LTD
+INCIDENT REPORT
+
+Incident: IR-2341
+Reported by: Jess Carver, Bramley's Fresh Kitchen
+
+1. DESCRIPTION
+
+Bramley's Fresh Kitchen reported fogging on salad packs sealed with LF-40
+Pro. The film turned white with droplets within an hour in the chiller.
+2. IMMEDIATE ACTION
+The remaining reels were replaced from Daventry stock.
+
+3. RESPONSIBILITIES
+
+3.1 Procurement Lead
+
+The Procurement Lead finds suppliers and keeps the approved supplier list.
+
+3.2 Quality Manager
+
+The Quality Manager decides whether a supplier is approved.
+
+4. APPROVAL
+
+4.1 A supplier of a food-contact material is audited on site before approval,
+or within six months when supply is urgent.
+
+Contents of the file
+1. Questionnaire
+2. Certificates
+
+1. Check the seal.
+2. Call the supplier.
+
+5 Budget
+The budget for trials is 20,000 pounds.
+
+Section 6 – Fees
+Fees are paid monthly.
+"""
+
+
+def test_numbered_and_capitals_headings_and_a_letterhead_title() -> None:
+    found = [(s.headings, s.paragraphs) for s in sections(Document("r.txt", REPORT))]
+    title = ("ASHBY VALE PACKAGING LTD", "INCIDENT REPORT")
+    assert found[0] == (title, ["Incident: IR-2341\nReported by: Jess Carver, Bramley's "
+                                "Fresh Kitchen"])  # the report's header: text, not a heading
+    assert found[1][0] == (*title, "1. DESCRIPTION")
+    assert found[1][1][0].startswith("Bramley's Fresh Kitchen reported fogging on salad "
+                                     "packs sealed with LF-40 Pro. The film")
+    assert found[2] == ((*title, "2. IMMEDIATE ACTION"),  # inside a block, after a full stop
+                        ["The remaining reels were replaced from Daventry stock."])
+    assert [headings for headings, _ in found[3:5]] == [
+        (*title, "3. RESPONSIBILITIES", "3.1 Procurement Lead"),  # numbers nest
+        (*title, "3. RESPONSIBILITIES", "3.2 Quality Manager")]
+    assert found[5][0] == (*title, "4. APPROVAL")
+    assert found[5][1][0].startswith("4.1 A supplier of a food-contact material is audited "
+                                     "on site before approval, or within")  # a clause
+    assert found[6] == ((*title, "Contents of the file"), [
+        "1. Questionnaire\n2. Certificates", "1. Check the seal.\n2. Call the supplier."])
+    assert found[7] == ((*title, "5 Budget"), ["The budget for trials is 20,000 pounds."])
+    assert found[8] == ((*title, "Section 6 – Fees"), ["Fees are paid monthly."])
+
+
+def test_a_title_over_a_key_value_block_and_headings_in_capitals_name_nothing() -> None:
+    doc = Document("log.txt", "DAVENTRY DISTRIBUTION CENTRE\nQuarantine bay log\n"
+                   "Kept by: Owen Pryce\n\nNotes\nThe bay holds 40 pallets.\n")
+    found = sections(doc)
+    assert [(s.headings, s.paragraphs) for s in found] == [
+        (("DAVENTRY DISTRIBUTION CENTRE", "Quarantine bay log"), ["Kept by: Owen Pryce"]),
+        (("DAVENTRY DISTRIBUTION CENTRE", "Quarantine bay log", "Notes"),
+         ["The bay holds 40 pallets."])]
+    assert found[0].title is None  # a title of two lines is context
+    assert not names_something("ACCOUNT SUMMARY (CRM export)")
+    assert heading_entity("3.1 Procurement Lead") == "Procurement Lead"
+    assert heading_entity("Press release: Aurora Fisheries") == "Aurora Fisheries"
+
+
+def test_markdown_body_headings_by_their_form() -> None:
+    doc = Document("p.md", "# Policy\n\n1. SCOPE\n\nAll sites.\n\n3.2 Responsibilities\n\n"
+                   "The manager decides.\n\n3.2.1 Deputies\n\nThe deputy decides.\n\n"
+                   "1. Call the supplier\n\n## Next\n\nDone.\n", "md")
+    assert [(s.headings, s.paragraphs) for s in sections(doc)] == [
+        (("Policy", "1. SCOPE"), ["All sites."]),
+        (("Policy", "3.2 Responsibilities"), ["The manager decides."]),
+        (("Policy", "3.2 Responsibilities", "3.2.1 Deputies"),
+         ["The deputy decides.", "1. Call the supplier"]),  # a list item, not a heading
+        (("Policy", "Next"), ["Done."])]
+
+
+def test_a_clause_number_is_not_part_of_a_name() -> None:
+    from hopgraph.ingest.offline_records import extract_chunks
+
+    doc = Document("p.txt", "4. APPROVAL\n\n4.1 A supplier is approved by Priya Raman at "
+                   "Coalville.\n\n4.2 Each CAR is closed by Tom Okafor.\n")
+    report, _ = extract_chunks(chunk_documents([doc]))
+    names = {name for record in report.records for triplet in record.triplets
+             for name in (triplet.subject, triplet.object)}
+    assert {"Priya Raman", "Coalville", "Tom Okafor"} <= names
+    assert not [name for name in names if name[:1].isdigit()]

@@ -2,10 +2,13 @@
 `chunk_tokens`, the section's headings travelling with each chunk.
 
 A chunk never spans two sections; a paragraph longer than a chunk is cut at sentences
-(semantic-text-splitter with the local model's tokenizer). The headings are the chunk's
-context: the first line of its passage (so they are embedded with it) and, when the
-innermost names something, the title the offline extractor links the chunk's mentions to.
-They are never read as the chunk's own text (a heading is not an entity).
+(semantic-text-splitter with the local model's tokenizer), and a Markdown table between
+rows, its header row and rule repeated at the top of each piece so each reads as a table.
+The headings are the chunk's context: the first line of its passage (so they are embedded
+with it) and, when the innermost names something, the title the offline extractor links
+the chunk's mentions to. They are never read as the chunk's own text (a heading is not an
+entity). A chunk of a PDF knows the page it starts on; every chunk carries its document's
+metadata.
 
 A paragraph of more than `window_chars` characters (a file with no line break) is never
 tokenised whole: the splitter reads it a window at a time, and the end of each window, which
@@ -18,15 +21,16 @@ paragraph whole). Between windows the chunker tells `progress`, where a job can 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 
 from semantic_text_splitter import TextSplitter
 
 from hopgraph.embed.local import count_tokens, load_tokenizer
 from hopgraph.errors import UsageError
 from hopgraph.ingest.reading import SUFFIXES, Document, read_documents
-from hopgraph.ingest.structure import Section, heading_entity, names_something, sections
+from hopgraph.ingest.structure import Section, sections
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total), as `ingest.writer`'s
 
@@ -44,7 +48,8 @@ class Chunk:
     """A piece of a document (its path, position from 0), small enough for one LLM call.
 
     `text` is the chunk's own text; `context` the headings above it (joined, "" when none);
-    `title` the innermost heading when it names something (else None)."""
+    `title` the innermost heading when it names something (else None); `page` the page it
+    starts on (from 1; None for a document without pages); `metadata` its document's."""
 
     doc: str
     index: int
@@ -52,11 +57,23 @@ class Chunk:
     tokens: int
     context: str = ""
     title: str | None = None
+    page: int | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
         """'<doc path>#<index>': the place named in problem reports."""
         return f"{self.doc}#{self.index}"
+
+    @property
+    def passage_metadata(self) -> dict[str, object]:
+        """The stored passage's metadata: where it came from (`source` file, `chunk` number,
+        `section` headings, `page` when it has one) and its document's own."""
+        found: dict[str, object] = {"source": self.doc, "chunk": self.index,
+                                    "section": self.context}
+        if self.page is not None:
+            found["page"] = self.page
+        return {**found, **self.metadata}
 
     @property
     def passage(self) -> str:
@@ -90,15 +107,14 @@ def chunk_documents(docs: Iterable[Document], chunk_tokens: int = DEFAULT_CHUNK_
     for doc in docs:
         index, start = 0, meter.done
         for section in sections(doc):
-            for text, tokens in _pack(section, chunk_tokens, splitter, overlap_tokens > 0,
-                                      meter):
+            for text, tokens, offset in _pack(section, chunk_tokens, splitter,
+                                              overlap_tokens > 0, meter):
                 context = HEADING_SEPARATOR.join(section.headings)
-                title = (heading_entity(section.heading) if section.heading and
-                         names_something(section.heading) else None)
                 passage = f"{context}\n{text}" if context else text
                 if context or tokens is None:
                     tokens = count_tokens(passage)
-                chunks.append(Chunk(doc.path, index, text, tokens, context, title))
+                chunks.append(Chunk(doc.path, index, text, tokens, context, section.title,
+                                    doc.page_at(offset), doc.metadata))
                 index += 1
         meter.reach(start + len(doc.text))
     meter.tell()
@@ -135,45 +151,51 @@ def window_chars(room: int) -> int:
 
 
 def _pack(section: Section, chunk_tokens: int, splitter: Callable[[int], TextSplitter],
-          overlap: bool, meter: _Meter) -> list[tuple[str, int | None]]:
+          overlap: bool, meter: _Meter) -> list[tuple[str, int | None, int]]:
     """The section's paragraphs packed greedily into texts that fit beside its headings,
-    with their tokens when one piece is the whole text (else None: to be counted)."""
+    each with its tokens when one piece is the whole text (else None: to be counted) and
+    where it starts in the document's text."""
     heading_tokens = count_tokens(HEADING_SEPARATOR.join(section.headings)) + 1 \
         if section.headings else 0
     room = max(chunk_tokens - heading_tokens, min(MIN_BODY_TOKENS, chunk_tokens))
-    pieces: list[tuple[str, int]] = []
-    for paragraph in section.paragraphs:
+    pieces: list[tuple[str, int, int]] = []
+    for paragraph, start in zip(section.paragraphs, section.starts, strict=True):
         if len(paragraph) > window_chars(room):
-            pieces.extend((piece, count_tokens(piece)) for piece in _windows(
-                paragraph, splitter(room), room, overlap, meter))
+            pieces.extend((piece, count_tokens(piece), start + offset) for offset, piece
+                          in _windows(paragraph, splitter(room), room, overlap, meter))
             continue
         size = count_tokens(paragraph)
         if size <= room:
-            pieces.append((paragraph, size))
+            pieces.append((paragraph, size, start))
+        elif _TABLE.match(paragraph):
+            pieces.extend((piece, count_tokens(piece), start)
+                          for piece in _table_pieces(paragraph, room, splitter))
         else:
-            pieces.extend((piece, count_tokens(piece)) for piece in
-                          splitter(room).chunks(paragraph) if piece.strip())
+            pieces.extend((piece, count_tokens(piece), start + offset)
+                          for offset, piece in splitter(room).chunk_indices(paragraph)
+                          if piece.strip())
         meter.reach(meter.done + len(paragraph))
-    texts: list[tuple[str, int | None]] = []
-    current, used, joined = "", 0, False
-    for piece, size in pieces:
+    texts: list[tuple[str, int | None, int]] = []
+    current, used, joined, first = "", 0, False, 0
+    for piece, size, start in pieces:
         if current and used + size + 1 <= room:
             current, used, joined = f"{current}\n\n{piece}", used + size + 1, True
         else:
             if current:
-                texts.append((current, None if joined else used))
-            current, used, joined = piece, size, False
+                texts.append((current, None if joined else used, first))
+            current, used, joined, first = piece, size, False, start
     if current:
-        texts.append((current, None if joined else used))
+        texts.append((current, None if joined else used, first))
     return texts
 
 
 def _windows(paragraph: str, splitter: TextSplitter, room: int, overlap: bool,
-             meter: _Meter) -> Iterator[str]:
-    """An overlong paragraph's pieces of at most `room` tokens, as the splitter cuts it
-    whole, read one window of `window_chars(room)` at a time. A window's last piece may have
-    been cut short by the window's end, so the next window starts with it; with `overlap`,
-    where that piece begins depends on the one before, so the next window starts there."""
+             meter: _Meter) -> Iterator[tuple[int, str]]:
+    """An overlong paragraph's pieces of at most `room` tokens (with where each starts in
+    it), as the splitter cuts it whole, read one window of `window_chars(room)` at a time.
+    A window's last piece may have been cut short by the window's end, so the next window
+    starts with it; with `overlap`, where that piece begins depends on the one before, so
+    the next window starts there."""
     size = window_chars(room)
     back = 2 if overlap else 1
     start = 0
@@ -185,7 +207,7 @@ def _windows(paragraph: str, splitter: TextSplitter, room: int, overlap: bool,
         else:
             kept = found[:-back] if len(found) > back else found[:1]
             step = found[len(kept)][0]
-        yield from (piece for _, piece in kept if piece.strip())
+        yield from ((start + offset, piece) for offset, piece in kept if piece.strip())
         meter.reach(meter.done + step, tell=True)  # one window's work between two calls
         start += step
 
@@ -198,3 +220,31 @@ def _window_end(text: str, start: int, size: int) -> int:
         return len(text)
     cut = max(text.rfind(" ", start + size // 2, end), text.rfind("\n", start + size // 2, end))
     return cut if cut > start else end
+
+
+_TABLE = re.compile(r"^\s*\|.*\|\s*\n\s*\|?\s*:?-{2,}")
+
+
+def _table_pieces(table: str, room: int, splitter: Callable[[int], TextSplitter]
+                  ) -> list[str]:
+    """A Markdown table too long for one chunk, cut between rows: each piece opens with the
+    header row and its rule. A row too long even so is cut like text."""
+    header, rule, *rows = table.split("\n")
+    top = f"{header}\n{rule}"
+    top_tokens = count_tokens(top) + 1
+    pieces: list[str] = []
+    current: list[str] = []
+    used = top_tokens
+    for row in rows:
+        size = count_tokens(row) + 1
+        if current and used + size > room:
+            pieces.append("\n".join([top, *current]))
+            current, used = [], top_tokens
+        if top_tokens + size > room:
+            pieces.extend(piece for piece in splitter(room).chunks(row) if piece.strip())
+            continue
+        current.append(row)
+        used += size
+    if current:
+        pieces.append("\n".join([top, *current]))
+    return pieces

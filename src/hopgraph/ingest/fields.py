@@ -65,6 +65,8 @@ def field_line(line: str) -> tuple[str, str] | None:
     found = _FIELD.match(line)
     if not found or len(found.group("key")) > MAX_KEY_CHARS or "://" in line[:12]:
         return None
+    if found.group("key").count("(") != found.group("key").count(")"):
+        return None  # "Victoria Falls (Tokaleya Tonga: ...) is": prose, not a key
     return found.group("key"), found.group("value")
 
 

@@ -122,5 +122,5 @@ def _read_reply(chunk: Chunk, text: str, report: ExtractReport) -> None:
     report.triplets += len(triplets)
     report.records.append(PassageRecord(
         text=chunk.passage, triplets=triplets, doc_id=chunk.doc,
-        metadata={"source": chunk.doc, "chunk": chunk.index}, source=chunk.id,
+        metadata=chunk.passage_metadata, source=chunk.id,
     ))

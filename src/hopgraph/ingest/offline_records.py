@@ -66,7 +66,7 @@ def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
         triplets = extract(chunk.title, chunk.text, rules, stats, vocabulary)
         load.records.append(PassageRecord(
             chunk.passage, triplets, doc_id=chunk.doc,
-            metadata={"source": chunk.doc, "chunk": chunk.index, "section": chunk.context},
+            metadata=chunk.passage_metadata,
             source=chunk.id))
     if progress is not None and chunks:
         progress("extract", len(chunks), len(chunks))

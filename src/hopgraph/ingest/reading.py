@@ -1,24 +1,28 @@
 """Read raw documents: .txt, .md and .pdf files (and folders of them) into text.
 
-PDF text is normalised before anything else sees it: lines wrapped by the page are joined,
-words hyphenated at a line end are mended ("manu-" + "facturing"), page numbers dropped, and
-paragraphs separated by a blank line, so the chunker and the extractor read prose, not page
-layout. A file with no suffix we know is read by its content: a PDF by its signature, text
-when it decodes as UTF-8 or is UTF-16 (`ingest.encoding`).
+A PDF is read page by page (`ingest.pdf`): its running headers, footers and page numbers
+dropped, its paragraphs and headings found from the page, and where each page starts kept,
+so the chunker and the extractor read prose, not page layout, and a chunk knows its page.
+A document that opens with an e-mail's header (From, To, Cc, Date, Subject) has those
+values as its metadata. A file with no suffix we know is read by its content: a PDF by its
+signature, text when it decodes as UTF-8 or is UTF-16 (`ingest.encoding`).
 """
 
 from __future__ import annotations
 
 import importlib.util
 import logging
-import re
-from collections.abc import Iterable
-from dataclasses import dataclass
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 from hopgraph.errors import InputError
 from hopgraph.ingest.encoding import text_codec, universal_newlines
+from hopgraph.ingest.fields import Record, field_line
 from hopgraph.ingest.loaders import read_text
+from hopgraph.ingest.pdf import read_pdf
 from hopgraph.records import Problem
 
 log = logging.getLogger(__name__)
@@ -29,12 +33,25 @@ PDF_SIGNATURE = b"%PDF-"
 
 @dataclass(frozen=True)
 class Document:
-    """The text of one input file; `kind` is how its structure is read: "md", "txt" or
-    "pdf" (already normalised to paragraphs)."""
+    """The text of one input file.
+
+    `kind` is how its structure is read: "md" (Markdown, and a PDF whose headings its type
+    showed), "txt", or "pdf" (a PDF's text, already in paragraphs, read as plain text).
+    `pages`: where each page starts in `text` (a PDF's; empty for other files).
+    `metadata`: what the document says of itself (an e-mail's header, see `header_metadata`),
+    given to each of its passages."""
 
     path: str
     text: str
     kind: str = "txt"
+    pages: tuple[int, ...] = ()
+    metadata: Mapping[str, str] = field(default_factory=dict)
+
+    def page_at(self, offset: int) -> int | None:
+        """The page (from 1) the text at `offset` is on; None for a document without pages."""
+        if not self.pages:
+            return None
+        return max(1, bisect_right(self.pages, offset))
 
 
 def kind_of(path: Path) -> str | None:
@@ -122,12 +139,52 @@ def _skip(problems: list[Problem], path: Path, what: str) -> None:
 def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:
     """The file as a one-item list, or an empty list (and a problem) when it has no text."""
     if kind == "pdf":
-        text = pdf_paragraphs(_pdf_pages(path))
-        if text.strip():
-            return [Document(str(path), text, "pdf")]
+        read = read_pdf(path)
+        if read.text.strip():
+            return [Document(str(path), read.text, read.kind, read.pages,
+                             header_metadata(read.text))]
         _skip(problems, path, "the PDF has no extractable text (a scanned image?)")
         return []
-    return [Document(str(path), _text(path), kind)]
+    text = _text(path)
+    return [Document(str(path), text, kind, metadata=header_metadata(text))]
+
+
+EMAIL_HEADERS = {"from": "from", "to": "to", "cc": "cc", "subject": "subject", "date": "date",
+                 "sent": "date"}
+
+
+def header_metadata(text: str) -> dict[str, str]:
+    """An e-mail's header as metadata: the From, To, Cc, Subject and Date (or Sent) lines of
+    the key–value block the text opens with, when it has From and To or Subject. Keys are
+    lower case; the date is ISO 8601 when it can be read ("2025-02-27T16:42:10+00:00", so a
+    filter can compare it), else as written; a value wrapped onto the next lines is joined."""
+    record = Record()
+    for line in text.lstrip("\ufeff\n\r\t ").splitlines():
+        if not line.strip():
+            break
+        pair = field_line(line)
+        if pair is not None:
+            record.fields.append(pair)
+        elif record.fields:  # a value wrapped onto the next line
+            key, value = record.fields[-1]
+            record.fields[-1] = (key, f"{value} {line.strip()}")
+        else:
+            return {}
+    if not record.is_email:
+        return {}
+    found: dict[str, str] = {}
+    for key, value in record.fields:
+        name = EMAIL_HEADERS.get(key.lower())
+        if name is not None and name not in found:
+            found[name] = _iso_date(value) if name == "date" else value
+    return found
+
+
+def _iso_date(value: str) -> str:
+    try:
+        return parsedate_to_datetime(value).isoformat()
+    except (TypeError, ValueError, IndexError):
+        return value
 
 
 def _text(path: Path) -> str:
@@ -141,85 +198,3 @@ def _text(path: Path) -> str:
     text = universal_newlines(path.read_bytes().decode("cp1252", errors="replace"))
     log.warning("%s: not UTF-8; read as Windows-1252", path)
     return text
-
-
-def _pdf_pages(path: Path) -> list[str]:
-    try:
-        import pypdf
-    except ImportError as exc:
-        raise InputError("reading PDF needs pypdf", where=str(path),
-                         fix="pip install pypdf") from exc
-    try:
-        return [page.extract_text() or "" for page in pypdf.PdfReader(path).pages]
-    except Exception as exc:  # pypdf raises many types on damaged files; all mean unreadable
-        raise InputError(f"cannot read PDF ({type(exc).__name__}: {exc})",
-                         where=str(path)) from exc
-
-
-_PAGE_NUMBER = re.compile(r"^\s*(?:page\s+)?\d{1,4}(?:\s*(?:/|of)\s*\d{1,4})?\s*$", re.I)
-_ENDS_SENTENCE = (".", "!", "?", ":", ";")
-_CLOSING = "\"'”’)]»"
-SHORT_LINE = 0.7  # a line shorter than this share of the page's line width ends its paragraph
-
-
-def pdf_paragraphs(pages: list[str]) -> str:
-    """PDF page texts as paragraphs separated by blank lines: wrapped lines joined,
-    hyphenation at line ends mended, page numbers dropped. A line well short of the page's
-    line width ends a paragraph (a heading, a list item, a paragraph's last line)."""
-    lines = [line.strip() for page in pages for line in page.splitlines()]
-    lines = [line for line in lines if not _PAGE_NUMBER.match(line)]
-    lengths = [len(line) for line in lines if line]
-    if not lengths:
-        return ""
-    width = sorted(lengths)[int(0.9 * (len(lengths) - 1))]  # a full line, long ones aside
-    paragraphs: list[str] = []
-    current = ""
-    for line in lines:
-        if not line:
-            if current:
-                paragraphs.append(current)
-            current = ""
-            continue
-        short = len(line) < SHORT_LINE * width
-        if current and (_bullet(line) or (short and ends_sentence(current)
-                                          and not ends_sentence(line) and line[:1].isupper())):
-            paragraphs.append(current)  # a list item, or a heading after a full stop
-            current = ""
-        current = join_wrapped(current, line)
-        if short:
-            paragraphs.append(current)
-            current = ""
-    if current:
-        paragraphs.append(current)
-    return "\n\n".join(paragraphs) + "\n"
-
-
-_HYPHENATED = re.compile(r"[^\W\d_]-$")
-
-
-def join_wrapped(text: str, line: str) -> str:
-    """`line` appended to `text` as the continuation of a wrapped line: a word broken with a
-    hyphen at the line end is mended when the next line goes on in lower case."""
-    if not text:
-        return line
-    if _HYPHENATED.search(text) and line[:1].islower():
-        return text[:-1] + line
-    return f"{text} {line}"
-
-
-_BULLET = re.compile(r"^(?:[-*•‣▪–]\s+|\d{1,3}[.)]\s+)")
-
-
-def _bullet(line: str) -> bool:
-    return bool(_BULLET.match(line))
-
-
-def ends_sentence(line: str) -> bool:
-    """Whether a line ends as a sentence does (so it is not a heading)."""
-    line = line.rstrip().rstrip(_CLOSING)
-    if _ABBREVIATION.search(line):
-        return False  # "Moerlein Brewing Co.", "Smith Jr.": a name, not a sentence
-    return line.endswith(_ENDS_SENTENCE)
-
-
-_ABBREVIATION = re.compile(r"(?:^|\s)[A-Z][a-z]{0,2}\.$")

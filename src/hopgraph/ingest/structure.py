@@ -1,9 +1,21 @@
 """A document's structure: its sections (the headings above them) and their paragraphs.
 
-Markdown headings are `#` lines (and setext underlines); in plain text and normalised PDF
-text a heading is a short line of its own that does not end as a sentence does. Lines
-wrapped by hand are joined; short lines (list items, names in a column, an address) keep
-their line breaks, so nothing reads two of them as one name.
+Lines wrapped by hand or by the page are joined first (`lines.wrapped`), and only then is
+anything taken for a heading, so the first line of a wrapped paragraph never is one.
+
+- Markdown: `#` lines and setext underlines; in the body, a line standing alone that is
+  numbered as a heading is ("3.2 Responsibilities", "Section 4 – Fees") or in capitals.
+- Plain text (and a PDF without headings in its type): a short line standing alone (its own
+  block, or the first line of a block whose next line does not go on from it) that does not
+  end as a sentence; inside a block, a numbered or all-capitals line after a full stop. A
+  first block made only of such lines (a letterhead, "ASHBY VALE PACKAGING LTD" over
+  "INCIDENT REPORT") is the document's title: every section is under it.
+- Numbers nest: "3.1 Procurement Lead" is under "3. RESPONSIBILITIES". The number stays in
+  the heading. A numbered line that is a sentence, or one of a list, is a list item.
+- Key–value lines (a report's header, an e-mail's From/To/Subject) and table rows are never
+  headings and never joined; short lines (list items, names in a column, an address) keep
+  their line breaks, so nothing reads two of them as one name. A Markdown table is a
+  paragraph of its own.
 """
 
 from __future__ import annotations
@@ -11,16 +23,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hopgraph.ingest.fields import field_line
-from hopgraph.ingest.reading import Document, ends_sentence, join_wrapped
+from hopgraph.ingest.lines import (
+    all_caps,
+    ends_sentence,
+    heading_line,
+    join_wrapped,
+    key_value,
+    laid_out,
+    list_item,
+    numbered_clause,
+    section_number,
+    strong_heading,
+    width_of,
+    wrapped,
+)
+from hopgraph.ingest.reading import Document
 
-MAX_HEADING_CHARS = 80
 MAX_MARKDOWN_HEADING = 500  # a longer "# ..." line is text (a heading is in all its chunks)
-MAX_HEADING_WORDS = 12
 HEADLINE_WORDS = 5  # a heading this long with three lower-case words is a phrase, not a name
+MAX_TITLE_LINES = 3  # a first block of more heading-like lines is a list, not a title
+MAX_FIELD_CHARS = 160  # a longer line that opens as a key–value line does is a paragraph
 CONNECTORS = frozenset(re.findall(r"\w+", "of de von van der den la le du del da di dos das y "
                                   "the and in on at for to"))
-WRAPPED_LINE = 40  # a line at least this long (and most of the block's width) was wrapped
 
 # Words that name a part of a document, not a thing in the world: a heading made of these
 # alone ("Staff profiles", "Products", "Press release") is context, never an entity.
@@ -42,38 +66,55 @@ GENERIC_HEADING_WORDS = frozenset(re.findall(r"\w+", """
 
 @dataclass
 class Section:
-    """Paragraphs under the same headings (outermost first; empty before any heading)."""
+    """Paragraphs under the same headings (outermost first; empty before any heading), and
+    where each paragraph starts in the document's text. `named`: whether the innermost
+    heading may name what the section is about (an e-mail's subject line never does)."""
 
     headings: tuple[str, ...]
     paragraphs: list[str] = field(default_factory=list)
+    starts: list[int] = field(default_factory=list)
+    named: bool = True
 
     @property
     def heading(self) -> str | None:
         """The section's own heading: the innermost one."""
         return self.headings[-1] if self.headings else None
 
+    @property
+    def title(self) -> str | None:
+        """What the section is about, when its heading names something (else None)."""
+        heading = self.heading
+        if not self.named or heading is None or not names_something(heading):
+            return None
+        return heading_entity(heading)
 
-_SECTION_NUMBER = re.compile(r"^\s*(?:(?:section|clause|part|article)\s+)?\d+(?:\.\d+)*[.)]?\s+",
-                             re.IGNORECASE)
-_ROLE = re.compile(r"\s+[—–-]\s+")  # "Grace Whitlow — Plant Manager": a name, then a role
+    def add(self, paragraph: str, start: int) -> None:
+        """Append a paragraph that starts at `start` in the document's text."""
+        self.paragraphs.append(paragraph)
+        self.starts.append(start)
+
+
 _CODE_FIRST = re.compile(r"^([A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+)\b")
+_ROLE = re.compile(r"\s+[—–-]\s+")  # "Grace Whitlow — Plant Manager": a name, then a role
 LEGAL_FORM_WORDS = frozenset(["ltd", "limited", "inc", "plc", "llc", "llp", "gmbh", "ag", "sa",
                               "bv", "nv", "co", "corp"])
 
 
 def names_something(heading: str | None) -> bool:
     """Whether a heading names an entity (a person, product, place: "Greencreek, Idaho",
-    "Grace Whitlow — Plant Manager") rather than a part of the document ("Leadership",
-    "1. Resin supply", "OPENING MEETING"); "Rolls-Royce plc" and "Riemann integral" name
-    something."""
-    if not heading or _SECTION_NUMBER.match(heading):
+    "Grace Whitlow — Plant Manager", "Rolls-Royce plc") rather than a part of the document
+    ("Leadership", "Staff profiles", "2. SCOPE", "3.2 Responsibilities"). A heading set in
+    capitals says nothing of which of its words are names, so it is context ("ACCOUNT
+    SUMMARY (CRM export)")."""
+    if not heading or section_number(heading) is not None:
         return False  # a numbered section is a part of the document
     name = heading_entity(heading)
+    capitals = re.findall(r"(?<![\w-])[^\W\d_]{3,}(?![\w-])", name)
+    if sum(word.isupper() for word in capitals) >= 2:
+        return False  # "INCIDENT REPORT"; an acronym alone ("ISO 4217", "BRICS") is a name
     words = re.findall(r"[^\W\d_][\w'’-]*", name)
     if not words:
         return bool(_CODE_FIRST.match(name))
-    if len(words) > 1 and all(w.isupper() for w in words) and not _CODE_FIRST.match(name):
-        return False  # an ALL-CAPS heading labels a section
     lower = [w for w in words if w[0].islower() and w not in CONNECTORS
              and w.lower() not in LEGAL_FORM_WORDS]
     if len(words) >= HEADLINE_WORDS and len(lower) >= 3:
@@ -83,14 +124,15 @@ def names_something(heading: str | None) -> bool:
 
 def heading_entity(heading: str) -> str:
     """The name a heading gives: "About Brightwater Instruments" names Brightwater
-    Instruments; "Grace Whitlow — Plant Manager" Grace Whitlow; "Account profile: Hollis
-    Foods" Hollis Foods; "IR-2322, leaking bowls at Evesham" IR-2322 ("Greencreek, Idaho"
-    stays whole)."""
-    heading = heading.strip()
+    Instruments, "Grace Whitlow — Plant Manager" Grace Whitlow, "Account profile: Hollis
+    and Grant Foods" Hollis and Grant Foods, "IR-2322, leaking bowls at Evesham" IR-2322
+    ("Greencreek, Idaho" stays whole)."""
+    heading = _unnumbered(heading).strip()
     code = _CODE_FIRST.match(heading)
     if code and any(ch.isdigit() for ch in code.group(1)) and \
             any(ch.isalpha() for ch in code.group(1)):
         return code.group(1)
+    heading = _unnamed_part(heading)
     label, colon, rest = heading.partition(": ")
     if colon and rest and len(label.split()) <= 3:
         heading = rest.strip()  # "Account profile: Hollis Foods": a label, then the name
@@ -98,109 +140,254 @@ def heading_entity(heading: str) -> str:
     return re.sub(r"^(?:about|meet)\s+", "", heading, flags=re.IGNORECASE).strip() or heading
 
 
+def _unnumbered(heading: str) -> str:
+    numbered = section_number(heading)
+    return numbered[1] if numbered else heading
+
+
+def _unnamed_part(heading: str) -> str:
+    """The heading after a label made of words for parts of documents ("Account profile:
+    ...", "Press release – ..."), else the heading."""
+    found = re.match(r"^([^:–—]+?)\s*(?::|\s[–—-])\s+(\S.*)$", heading)
+    if found and all(word.lower() in GENERIC_HEADING_WORDS
+                     for word in re.findall(r"\w+", found.group(1))):
+        return found.group(2)
+    return heading
+
+
 def sections(doc: Document) -> list[Section]:
-    """The document's sections, in order; those with no paragraph are left out."""
-    found = _markdown(doc.text) if doc.kind == "md" else _plain(doc.text)
+    """The document's sections, in order; those with no paragraph are left out. An e-mail's
+    subject (`Document.metadata`) is the title over all of them, as context."""
+    outline = _Outline()
+    subject = doc.metadata.get("subject")
+    if subject:
+        outline.title = (subject,)
+        outline.found[0] = Section(outline.title, named=False)
+    found = _markdown(doc.text, outline) if doc.kind == "md" else _plain(doc.text, outline)
     return [section for section in found if section.paragraphs]
+
+
+@dataclass
+class _Row:
+    """A line of text as read: wrapped lines joined (`joined`), where it starts."""
+
+    start: int
+    text: str
+    joined: bool = False
+
+
+class _Outline:
+    """The headings open at a point of the document. A heading closes those at its level or
+    deeper; within a level, a numbered heading is as deep as its number ("3.1" under "3.")."""
+
+    def __init__(self) -> None:
+        self.title: tuple[str, ...] = ()
+        self.stack: list[tuple[tuple[int, int], str]] = []
+        self.found = [Section(())]
+
+    def open(self, level: int, heading: str) -> None:
+        number = _number_parts(heading)
+        rank = (level, max(len(number), 1))
+        while self.stack and (self.stack[-1][0] >= rank or (
+                self.stack[-1][0][0] == level and number
+                and number[:len(_number_parts(self.stack[-1][1]))]
+                != _number_parts(self.stack[-1][1]))):
+            self.stack.pop()  # same level or deeper, or a number this one does not go on
+        self.stack.append((rank, heading))
+        self.found.append(Section(self.headings()))
+
+    def headings(self) -> tuple[str, ...]:
+        return self.title + tuple(heading for _, heading in self.stack)
+
+    def add(self, rows: list[_Row]) -> None:
+        """Rows of one block, as paragraphs of the open section (a table apart)."""
+        for paragraph in _paragraphs(rows):
+            self.found[-1].add(paragraph.text, paragraph.start)
+
+
+def _number_parts(heading: str) -> tuple[str, ...]:
+    """A numbered heading's number in parts ("3.2" is ("3", "2")); () for no number."""
+    numbered = section_number(heading)
+    if numbered is None:
+        return ()
+    return tuple(re.findall(r"\d+|\b[IVXLC]+\b|\b[A-Z]\b", numbered[0].upper()))
+
+
+def _numbered_lines(text: str) -> list[_Row]:
+    rows, start = [], 0
+    for line in text.splitlines(keepends=True):
+        rows.append(_Row(start + len(line) - len(line.lstrip()), line.strip()))
+        start += len(line)
+    return rows
+
+
+def _blocks(rows: list[_Row]) -> list[list[_Row]]:
+    blocks: list[list[_Row]] = [[]]
+    for row in rows:
+        if row.text:
+            blocks[-1].append(row)
+        elif blocks[-1]:
+            blocks.append([])
+    return [block for block in blocks if block]
+
+
+def _joined(block: list[_Row], width: int) -> list[_Row]:
+    """A block's lines with wrapped ones joined to the line they go on from."""
+    rows: list[_Row] = []
+    previous = ""
+    for row in block:
+        if rows and wrapped(previous, row.text, width):
+            rows[-1] = _Row(rows[-1].start, join_wrapped(rows[-1].text, row.text), True)
+        else:
+            rows.append(_Row(row.start, row.text))
+        previous = row.text
+    return rows
 
 
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
-_BULLET = re.compile(r"^\s*(?:[-*+•‣▪–]\s+|\d{1,3}[.)]\s+)")
+_MD_ITEM = re.compile(r"^\s*(?:[-*+•‣▪–]\s+|\d{1,3}[.)]\s+)")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_TABLE_LINE = re.compile(r"^\s*\|")
 
 
-def _markdown(text: str) -> list[Section]:
-    found = [Section(())]
-    stack: list[tuple[int, str]] = []
-    block: list[str] = []
+def _markdown(text: str, outline: _Outline) -> list[Section]:
+    lines = _numbered_lines(text)
+    width = width_of(row.text for row in lines)
+    block: list[_Row] = []
 
     def flush() -> None:
-        if block:
-            found[-1].paragraphs.extend(_paragraphs(block))
-            block.clear()
-
-    def open_section(level: int, title: str) -> None:
-        flush()
-        while stack and stack[-1][0] >= level:
-            stack.pop()
-        stack.append((level, _clean_heading(title)))
-        found.append(Section(tuple(title for _, title in stack)))
+        if len(block) == 1 and _body_heading(block[0].text):
+            outline.open(7, block[0].text)  # under the `#` headings around it
+        elif block:
+            outline.add(_joined(block, width))
+        block.clear()
 
     fenced = False
-    for line in text.splitlines():
-        if _FENCE.match(line):
+    for row, raw in zip(lines, text.splitlines(), strict=True):
+        if _FENCE.match(raw):
             fenced = not fenced
-            block.append(line)
+            block.append(row)
             continue
-        atx = None if fenced or len(line) > MAX_MARKDOWN_HEADING else _ATX.match(line)
+        atx = None if fenced or len(raw) > MAX_MARKDOWN_HEADING else _ATX.match(raw)
         if fenced:
-            block.append(line)
+            block.append(row)
         elif atx:
-            open_section(len(atx.group(1)), atx.group(2))
-        elif (_SETEXT.match(line) and len(block) == 1 and not _BULLET.match(block[0])
-              and len(block[0]) <= MAX_MARKDOWN_HEADING):
-            title = block.pop()
-            open_section(1 if line.strip()[0] == "=" else 2, title)
-        elif not line.strip():
+            flush()
+            outline.open(len(atx.group(1)), _clean_heading(atx.group(2)))
+        elif (_SETEXT.match(raw) and len(block) == 1 and not _MD_ITEM.match(block[0].text)
+              and len(block[0].text) <= MAX_MARKDOWN_HEADING):
+            title = block.pop().text
+            flush()
+            outline.open(1 if raw.strip()[0] == "=" else 2, _clean_heading(title))
+        elif not row.text:
             flush()
         else:
-            block.append(line)
+            block.append(row)
     flush()
-    return found
+    return outline.found
+
+
+def _body_heading(line: str) -> bool:
+    """A line of Markdown body text that is a heading by its form: in capitals, or numbered
+    as a heading, not as a list item ("3.2 Scope", "Section 4 – Fees"; "1. Scope" is an
+    item of a list)."""
+    if not strong_heading(line):
+        return False
+    return all_caps(line) or not _MD_ITEM.match(line)
 
 
 def _clean_heading(title: str) -> str:
     return re.sub(r"[*_`]+", "", title).strip()
 
 
-def _plain(text: str) -> list[Section]:
-    """Plain or PDF text: blocks between blank lines; a block opening with a heading-like
-    line starts a section. The first heading is the document's title when another heading
-    follows it with no paragraph between (then sections are under it)."""
-    blocks = [block.splitlines() for block in re.split(r"\n\s*\n", text) if block.strip()]
-    found = [Section(())]
-    title: str | None = None
-    for number, lines in enumerate(blocks):
-        lines = [line.strip() for line in lines if line.strip()]
-        if _heading_line(lines[0]) and (len(lines) > 1 or number + 1 < len(blocks)):
-            heading = lines.pop(0)
-            first = len(found) == 1 and not found[0].paragraphs
-            if first and not lines and number + 1 < len(blocks) and \
-                    _heading_line(blocks[number + 1][0].strip()) and title is None:
-                title = heading  # a title line standing over the first section's heading
-                continue
-            found.append(Section((title, heading) if title else (heading,)))
-        if lines:
-            found[-1].paragraphs.extend(_paragraphs(lines))
-    return found
+def _plain(text: str, outline: _Outline) -> list[Section]:
+    """Plain or PDF text: blocks between blank lines, wrapped lines joined; a heading opens
+    a block, or stands inside one after a full stop when its form says it is a heading."""
+    lines = _numbered_lines(text)
+    width = width_of(row.text for row in lines)
+    blocks = [_joined(block, width) for block in _blocks(lines)]
+    for number, rows in enumerate(blocks):
+        last = number + 1 == len(blocks)
+        title = _title_lines(rows) if number == 0 and not outline.title else 0
+        if title and (title < len(rows) or not last):
+            outline.title = tuple(row.text for row in rows[:title])
+            outline.found[0] = Section(outline.title, named=title == 1)
+            rows = rows[title:]
+        run: list[_Row] = []
+        for index, row in enumerate(rows):
+            following = rows[index + 1] if index + 1 < len(rows) else None
+            if _opens_section(rows, index, following is not None or not last):
+                outline.add(run)
+                run = []
+                outline.open(1, row.text)
+            else:
+                run.append(row)
+        outline.add(run)
+    return outline.found
 
 
-def _heading_line(line: str) -> bool:
-    if not 0 < len(line) <= MAX_HEADING_CHARS:
-        return False  # before splitting it into words: a line may be megabytes long
-    return (len(line.split()) <= MAX_HEADING_WORDS
-            and not ends_sentence(line) and not line.endswith(",")
-            and not _BULLET.match(line) and (line[:1].isupper() or line[:1].isdigit()))
+def _titled(line: str, following: str) -> bool:
+    """A title with a colon ("Jumanji: Welcome to the Jungle") over a paragraph, which a
+    key–value line among others ("Incident: IR-2341" over "Date raised: 19 August") is not;
+    a paragraph may open as a key–value line does ("Jumanji: Welcome to the Jungle is...")."""
+    paragraph = bool(following) and not (laid_out(following)
+                                         and len(following) <= MAX_FIELD_CHARS)
+    return (key_value(line) and paragraph and heading_line(line.replace(":", ""))
+            and line.split(":", 1)[1].strip()[:1].isupper())
 
 
-def _laid_out(line: str) -> bool:
-    """A key–value line or a table row: a line of its own, never a wrapped line's end."""
-    return line.startswith("|") or field_line(line) is not None
+def _title_lines(rows: list[_Row]) -> int:
+    """How many lines of a document's first block are its title: all of them when they are
+    all short heading-like lines (a letterhead), or those over a key–value block; else 0."""
+    count = 0
+    for row in rows[:MAX_TITLE_LINES + 1]:
+        if row.joined or not heading_line(row.text) or list_item(row.text):
+            break
+        count += 1
+    if count == len(rows) and count <= MAX_TITLE_LINES:
+        return count
+    if 0 < count <= MAX_TITLE_LINES and laid_out(rows[count].text):
+        return count
+    return 0
 
 
-def _paragraphs(lines: list[str]) -> list[str]:
-    """One block's paragraphs: list items stay one per line (one paragraph for the list);
-    wrapped lines are joined; a short line keeps its break."""
-    lines = [line.strip() for line in lines if line.strip()]
-    width = max(len(line) for line in lines)
-    text = ""
-    for previous, line in zip([None, *lines], lines, strict=False):
-        if previous is None:
-            text = line
-        elif (not _BULLET.match(line) and len(previous) >= WRAPPED_LINE
-              and len(previous) >= 0.6 * width and not _laid_out(line)):
-            text = join_wrapped(text, line)
+def _opens_section(rows: list[_Row], index: int, more: bool) -> bool:
+    """Whether this row of a block is a heading: short and standing alone (nothing going on
+    from it), with text after it; inside a block only a numbered or capitals one after a
+    sentence's end; never one item of a list ("1. Coffee" over "2. Tea")."""
+    row = rows[index]
+    following = rows[index + 1].text if index + 1 < len(rows) else ""
+    if row.joined or not more or following[:1].islower():
+        return False
+    if not heading_line(row.text) and not (index == 0 and _titled(row.text, following)):
+        return False
+    if (list_item(row.text) or numbered_clause(row.text)) and not all_caps(row.text) and (
+            list_item(following) or numbered_clause(following) or (
+                index and (list_item(rows[index - 1].text)
+                           or numbered_clause(rows[index - 1].text)))):
+        return False  # one item of a numbered list
+    if index == 0:
+        return True
+    return strong_heading(row.text) and ends_sentence(rows[index - 1].text)
+
+
+@dataclass
+class _Paragraph:
+    text: str
+    start: int
+
+
+def _paragraphs(rows: list[_Row]) -> list[_Paragraph]:
+    """Rows as paragraphs: one for the rows (line breaks kept between rows that are not one
+    wrapped line), a Markdown table's rows apart."""
+    found: list[_Paragraph] = []
+    table = False
+    for row in rows:
+        is_table = bool(_TABLE_LINE.match(row.text))
+        if found and is_table == table:
+            found[-1].text = f"{found[-1].text}\n{row.text}"
         else:
-            text = f"{text}\n{line}"
-    return [text]
+            found.append(_Paragraph(row.text, row.start))
+        table = is_table
+    return found
