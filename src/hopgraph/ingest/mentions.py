@@ -121,6 +121,17 @@ def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int
     return 0
 
 
+_LEGAL_FORM = re.compile(r"(?:,?\s+(?:Ltd|Limited|Inc|Incorporated|LLC|LLP|plc|PLC|GmbH|AG|"
+                         r"S\.?A|B\.?V|N\.?V|Co|Corp)\.?)+$")
+
+
+def without_legal_form(name: str) -> str:
+    """A company's name without its legal form ("Keller Polymers B.V." is the "Keller
+    Polymers" other documents write): one entity however its documents write it."""
+    short = _LEGAL_FORM.sub("", name).strip()
+    return short if len(short) >= 3 and short[:1].isupper() else name
+
+
 def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
              ) -> list[Mention]:
     """The mentions of one sentence's tokens (`spacing`: the text before each token, to
@@ -146,7 +157,7 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
             text = tokens[i] + "".join(spacing[k] + tokens[k] for k in range(i + 1, j))
         # Text tokenized before it reached us spaces out hyphens and apostrophes inside names
         # ("Saint - Denis"): the name is the same without the spaces.
-        text = _SPACED_JOINER.sub(r"\1", text)
+        text = without_legal_form(_SPACED_JOINER.sub(r"\1", text))
         if rules.lone_numbers or j - i > 1 or not is_number(value) or is_code(value):
             found.append(Mention(text, i, j))
         i = j
