@@ -24,6 +24,7 @@ OWNERS = {
     "fastapi": "serve/",
     "starlette": "serve/",
     "uvicorn": "serve/",
+    "spacy": "ingest/spacy_names.py",
 }
 
 

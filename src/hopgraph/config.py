@@ -81,6 +81,19 @@ def cache_dir() -> Path:
     return Path(base).expanduser() / "hopgraph"
 
 
+NAME_SOURCES = ("rules", "spacy", "both")
+
+
+def offline_names() -> str:
+    """$HOPGRAPH_NAMES: where the offline extractor's names come from, "rules" (the default),
+    "spacy" or "both" (`mentions.Rules.names`, docs/extraction.md)."""
+    value = os.environ.get("HOPGRAPH_NAMES", "").strip().lower() or "rules"
+    if value not in NAME_SOURCES:
+        raise UsageError(f"HOPGRAPH_NAMES must be one of {', '.join(NAME_SOURCES)}, got "
+                         f"{value!r}")
+    return value
+
+
 def from_env(cls: type[_S], env_names: Mapping[str, str], overrides: Mapping[str, Any],
              keep_empty: tuple[str, ...] = ()) -> _S:
     """`cls` built from the set environment variables, then the non-None `overrides`.

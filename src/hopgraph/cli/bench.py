@@ -14,6 +14,7 @@ from typing import Any
 
 from hopgraph.api import GraphRAG
 from hopgraph.cli.common import Bars, embed_options, where_of, where_options
+from hopgraph.config import NAME_SOURCES
 from hopgraph.errors import InputError, UsageError
 from hopgraph.ingest.loaders import read_text
 from hopgraph.ingest.mentions import Rules
@@ -21,7 +22,8 @@ from hopgraph.records import LoadReport
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import DEFAULT_DEGREE
 
-RULES = tuple(f.name for f in dataclasses.fields(Rules))  # the offline extractor's rules
+# the offline extractor's rules that turn on and off (`names` says where names come from)
+RULES = tuple(f.name for f in dataclasses.fields(Rules) if f.type in (bool, "bool"))
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -45,7 +47,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             if args.extract:
                 rules = {**dict.fromkeys(args.without or [], False),
                          **dict.fromkeys(args.with_rule or [], True)}
-                summary = rag.add_reports([_extracted(Path(args.corpus), rules)],
+                summary = rag.add_reports([_extracted(Path(args.corpus), rules, args.names)],
                                           progress=bars)
             else:
                 summary = rag.add_files([args.openie], progress=bars)
@@ -116,18 +118,21 @@ def _eval_documents(args: argparse.Namespace) -> int:
     return 0
 
 
-def _extracted(corpus: Path, rules: dict[str, bool]) -> LoadReport:
+def _extracted(corpus: Path, rules: dict[str, bool], names: str | None) -> LoadReport:
     """The corpus's passages with triplets from the offline extractor (raw text only), the
-    named rules turned on or off (for the ablation)."""
+    named rules turned on or off (for the ablation), names from `names` (default
+    $HOPGRAPH_NAMES, else the rules)."""
     import time
 
+    from hopgraph.config import offline_names
     from hopgraph.ingest.offline_records import extract_corpus
 
     started = time.perf_counter()
     items = json.loads(read_text(corpus))
     if not isinstance(items, list):
         raise InputError('expected a list of {"title", "text"} objects', where=str(corpus))
-    report, stats = extract_corpus(items, str(corpus), Rules(**rules))
+    report, stats = extract_corpus(items, str(corpus),
+                                   Rules(**rules, names=names or offline_names()))
     seconds = time.perf_counter() - started
     print(f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
           f"{stats.triplets} triplets in {seconds:.1f}s "
@@ -152,6 +157,9 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                         "repeatable; for the ablation)")
     p.add_argument("--with", dest="with_rule", action="append", choices=RULES, metavar="RULE",
                    help="with --extract offline: turn a rule on (surnames is off by default)")
+    p.add_argument("--names", choices=NAME_SOURCES,
+                   help="with --extract offline: where names come from: the rules, spaCy or "
+                        "both (default $HOPGRAPH_NAMES, else rules; spaCy needs the spacy extra)")
     p.add_argument("--questions", required=True, help="questions with supporting paragraphs")
     p.add_argument("--method", action="append", choices=registry.offline_names(),
                    help="method to run (repeatable; default: every method that needs no LLM)")

@@ -154,10 +154,12 @@ def _no_llm() -> LLMError:
 
 
 def _offline(plan: Plan, progress: Callable[[str, int, int], None] | None) -> Extraction:
+    from hopgraph.config import offline_names
+    from hopgraph.ingest.mentions import Rules
     from hopgraph.ingest.offline_records import extract_chunks
 
     started = time.perf_counter()
-    report, stats = extract_chunks(plan.chunks, progress=progress)
+    report, stats = extract_chunks(plan.chunks, Rules(names=offline_names()), progress=progress)
     seconds = time.perf_counter() - started
     lines = [f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
              f"{stats.triplets} triplets from {len(plan.docs)} documents in {seconds:.2f}s",

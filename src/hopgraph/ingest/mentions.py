@@ -73,6 +73,8 @@ class Rules:
     codes: bool = True
     lone_numbers: bool = False
     layout: bool = True
+    # Where names come from: "rules", "spacy" or "both" (`ingest.spacy_names`).
+    names: str = "rules"
 
 
 @dataclass

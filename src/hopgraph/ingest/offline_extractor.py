@@ -98,6 +98,31 @@ def _subject(tokens: list[str], found: list[Mention]) -> Mention | None:
     return None
 
 
+def _layout(text: str, rules: Rules) -> fields.Layout:
+    return fields.split(text) if rules.layout else fields.Layout(prose=text.split("\n"))
+
+
+def prose_sentences(layout: fields.Layout | str, rules: Rules) -> list[list[tuple[str, str]]]:
+    """The sentences the extractor reads in a text's prose, as (spacing, token) pairs. A line
+    break left in the text separates items (a list, names in a column): each line is read on
+    its own, so no sentence, pair or name runs from one item into the next."""
+    if isinstance(layout, str):
+        layout = _layout(layout, rules)
+    return sentences_of([_DATELINE.sub("", line, count=1) for line in layout.prose], rules)
+
+
+def _sentence_mentions(tokens: list[str], rules: Rules, spacing: list[str]) -> list[Mention]:
+    """The rules' mentions, or with `rules.names` "spacy" or "both", spaCy's names or the
+    rules' corrected by them (`ingest.spacy_names`)."""
+    found = mentions(tokens, rules, spacing)
+    if rules.names == "rules":
+        return found
+    from hopgraph.ingest.spacy_names import corrected
+
+    return [Mention(text, i, j) for text, i, j
+            in corrected(tokens, spacing, [(m.start, m.end) for m in found], rules)]
+
+
 def extract(title: str | None, text: str, rules: Rules | None = None,
             report: OfflineReport | None = None, vocabulary: Vocabulary | None = None
             ) -> list[Triplet]:
@@ -107,17 +132,15 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     report = report if report is not None else OfflineReport()
     title = title_entity(title or "") or None
     vocabulary = vocabulary_of([text]) if vocabulary is None else vocabulary
-    layout = fields.split(text) if rules.layout else fields.Layout(prose=text.split("\n"))
+    layout = _layout(text, rules)
     triplets: list[Triplet] = []
     if layout.records or layout.tables:
         triplets.extend(layout_triplets(layout, title, rules, vocabulary))
-    # A line break left in the text separates items (a list, names in a column): each line
-    # is read on its own, so no sentence, pair or name runs from one item into the next.
-    analyzed = sentences_of([_DATELINE.sub("", line, count=1) for line in layout.prose], rules)
+    analyzed = prose_sentences(layout, rules)
     sentences = [[value for _, value in sentence] for sentence in analyzed]
     report.sentences += len(sentences)
     found = [joined(tokens, _drop_common(
-                 tokens, mentions(tokens, rules, [space for space, _ in sentence]),
+                 tokens, _sentence_mentions(tokens, rules, [space for space, _ in sentence]),
                  vocabulary if rules.common_words else None, title), vocabulary)
              for tokens, sentence in zip(sentences, analyzed, strict=True)]
     names = surnames({m.text for ms in found for m in ms}) if rules.surnames else {}

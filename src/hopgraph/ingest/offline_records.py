@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
+from hopgraph.ingest import spacy_names
 from hopgraph.ingest.documents import Chunk
 from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, vocabulary_of
 from hopgraph.records import LoadReport, PassageRecord
@@ -21,6 +22,8 @@ def extract_corpus(items: Iterable[dict[str, str]], source: str, rules: Rules | 
     items = list(items)
     vocabulary = vocabulary_of(item["text"] for item in items
                                if isinstance(item.get("text"), str))
+    spacy_names.prefetch((item["text"] for item in items if isinstance(item.get("text"), str)),
+                         rules or Rules())
     for i, item in enumerate(items):
         title, text = item.get("title", ""), item.get("text", "")
         if not isinstance(text, str) or not text.strip():
@@ -60,6 +63,7 @@ def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
     chunks = list(chunks)
     load, stats = LoadReport(path="offline extractor"), OfflineReport()
     vocabulary = vocabulary_of(chunk.text for chunk in chunks)  # the whole ingest's
+    spacy_names.prefetch((chunk.text for chunk in chunks), rules or Rules())
     for done, chunk in enumerate(chunks):
         if progress is not None and done % PROGRESS_EVERY == 0:
             progress("extract", done, len(chunks))
