@@ -17,9 +17,11 @@ MAX_VALUE_WORDS = 5
 
 def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
     """What a field's value or a table cell relates to, part by part (split at commas and
-    semicolons): its codes and its other names, a short part without codes that names
-    something being a name as a whole ("Recycled PET flake", "United Kingdom"); else a
-    short value with a digit (a date, an amount)."""
+    semicolons): its codes and its other names, a short part without codes or dates that
+    opens with a capital and names something being a name as a whole ("Recycled PET flake",
+    "United Kingdom"; not "returned to Coalville 14 March", which is "Coalville" and "14
+    March"); else a short value with a digit (a date, an amount: "12 September 2025" of
+    "Closed 12 September 2025")."""
     objects: list[str] = []
     for part in re.split(r"[;,](?!\d)", value):
         part = part.strip().rstrip(".")
@@ -27,12 +29,14 @@ def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
             continue
         names = names_in(part, rules, vocabulary)
         codes = [name for name in names if is_code(name)]
-        others = [name for name in names if not is_code(name)]
+        values = [name for name in names if not is_code(name) and _VALUE.fullmatch(name)]
+        others = [name for name in names if not is_code(name) and name not in values]
         objects.extend(codes)
-        if others and not codes and len(part.split()) <= MAX_VALUE_WORDS and "(" not in part:
+        if others and not codes and len(part.split()) <= MAX_VALUE_WORDS and "(" not in part \
+                and part[:1].isupper() and not values:
             objects.append(part)
         elif others:
-            objects.extend(others)
+            objects.extend(others + values)
         elif not codes and (found := _value(part)) is not None:
             objects.append(found)
     return list(dict.fromkeys(objects))

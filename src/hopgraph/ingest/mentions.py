@@ -102,12 +102,16 @@ def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int
         return 0
     nxt, before = tokens[j], tokens[j - 1]
     lower = nxt.lower()
+    dates = j + 1 < len(tokens) and not breaks[j + 1] and (
+        tokens[j + 1].lower() in MONTHS if nxt.isdigit() else is_number(tokens[j + 1]))
     if is_cap(nxt) and lower not in PRONOUNS:
+        if lower in MONTHS and not is_number(before) and dates:
+            return 0  # "Updated | September 2025": a date opens after a word, not in a name
         # a number goes on into a month ("12 May"), not into the word after it ("1.1 The")
         return 0 if is_number(before) and not is_code(before) and lower not in MONTHS else 1
     if is_cap(before) and not is_number(before) and nxt.isdigit() and len(nxt) <= 3 \
-            and before.lower() not in MONTHS:
-        return 1  # "Line 3", "Zone 2": a name with its number
+            and before.lower() not in MONTHS and not dates:
+        return 1  # "Line 3", "Zone 2": a name with its number, not "Wrexham | 22 August"
     if rules.numbers:
         dated = is_number(before) or before.lower() in MONTHS
         if (is_number(nxt) or lower in MONTHS) and dated:
@@ -118,6 +122,10 @@ def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int
     if lower in CONNECTORS and followed and not is_number(before) and not (
             lower == "of" and before.lower() in LEGAL_FORMS):
         return 2  # "University of Copenhagen", not "Harlow Plastics Ltd of Brentmoor"
+    if lower == "of" and j + 2 < len(tokens) and tokens[j + 1] == "the" \
+            and is_cap(tokens[j + 2]) and not breaks[j + 1] and not breaks[j + 2] \
+            and not is_number(before) and before.lower() not in LEGAL_FORMS:
+        return 3  # "Dairy Farmers of the Dales", "Battle of the Bulge"
     if nxt in ("-", "'", "’", "'s", "’s") and followed:
         return 2  # "Saint-Denis", "Bramley's Fresh Kitchen"
     return 0
@@ -160,7 +168,9 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
         # Text tokenized before it reached us spaces out hyphens and apostrophes inside names
         # ("Saint - Denis"): the name is the same without the spaces.
         text = without_legal_form(_SPACED_JOINER.sub(r"\1", text))
-        if rules.lone_numbers or j - i > 1 or not is_number(value) or is_code(value):
+        if value == "I" and j - i == 1:
+            pass  # the pronoun; "I" inside a name ("World War I") is part of it
+        elif rules.lone_numbers or j - i > 1 or not is_number(value) or is_code(value):
             found.append(Mention(text, i, j))
         i = j
     return found

@@ -123,6 +123,20 @@ def _sentence_mentions(tokens: list[str], rules: Rules, spacing: list[str]) -> l
             in corrected(tokens, spacing, [(m.start, m.end) for m in found], rules)]
 
 
+_PHRASE_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+
+
+def common_phrase(name: str, vocabulary: Vocabulary) -> bool:
+    """Whether a heading's name is a phrase of common words in sentence case ("Spare parts",
+    "Complaints in 2025", "Standards"): its first word capitalized, no other word, and each
+    word one the ingest also writes in lower case. Such a heading is a part of a document,
+    not an entity; "Rolling in the Deep" (a capital inside) and "Keller Polymers" are names."""
+    words = _PHRASE_WORD.findall(name)
+    if not words or any(w[:1].isupper() for w in words[1:]) or not words[0][:1].isupper():
+        return False
+    return all(w.lower() in vocabulary.lower for w in words)
+
+
 def extract(title: str | None, text: str, rules: Rules | None = None,
             report: OfflineReport | None = None, vocabulary: Vocabulary | None = None
             ) -> list[Triplet]:
@@ -130,8 +144,10 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     texts ingested with it (default: this text's own)."""
     rules = rules or Rules()
     report = report if report is not None else OfflineReport()
-    title = title_entity(title or "") or None
     vocabulary = vocabulary_of([text]) if vocabulary is None else vocabulary
+    title = title_entity(title or "") or None
+    if title is not None and rules.common_words and common_phrase(title, vocabulary):
+        title = None
     layout = _layout(text, rules)
     triplets: list[Triplet] = []
     if layout.records or layout.tables:

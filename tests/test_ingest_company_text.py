@@ -1,0 +1,101 @@
+"""The offline extractor on company text (issue 35): codes whole, names with "&", "of" and
+possessives, legal forms, dates split from the word before them, the pronoun "I", headings
+of common words, and relations from key–value lines, e-mail headers and table rows."""
+
+from __future__ import annotations
+
+from hopgraph.ingest.mentions import Rules, mentions, sentences_of, vocabulary_of
+from hopgraph.ingest.offline_extractor import common_phrase, extract
+from hopgraph.records import Triplet
+
+
+def names(text: str) -> list[str]:
+    """The mentions of a line's sentences, tokenized as the extractor does."""
+    found = []
+    for sentence in sentences_of([text], Rules()):
+        tokens = [value for _, value in sentence]
+        found += [m.text for m in mentions(tokens, Rules(), [space for space, _ in sentence])]
+    return found
+
+
+def test_codes_are_whole() -> None:
+    assert names("Part PX-310 failed in incident IR-2207 under MSA-2022-009.")[-3:] == [
+        "PX-310", "IR-2207", "MSA-2022-009"]
+    assert "KX-4 Pro" in " ".join(names("The Kestrel KX-4 Pro went to Leeds."))
+
+
+def test_names_keep_ampersands_possessives_and_of_the() -> None:
+    assert names("Orrin & Tate shipped to Miller's Wharf.") == ["Orrin & Tate", "Miller's Wharf"]
+    assert names("Leah Morton manages Dairy Farmers of the Dales.") == [
+        "Leah Morton", "Dairy Farmers of the Dales"]
+    assert names("He fought in the Battle of the Bulge.") == ["Battle of the Bulge"]
+
+
+def test_a_legal_form_ends_a_name_and_is_not_part_of_it() -> None:
+    assert names("Tom joined Harlow Plastics Ltd of Brentmoor.") == [
+        "Tom", "Harlow Plastics", "Brentmoor"]
+    assert names("Keller Polymers B.V. supplies Line 3.") == ["Keller Polymers", "Line 3"]
+
+
+def test_a_date_is_not_glued_to_the_word_before_it() -> None:
+    assert names("Closed 12 September 2025 by Grace Whitlow.")[1:] == [
+        "12 September 2025", "Grace Whitlow"]
+    assert names("Tom Okafor was at Wrexham 22 August 2025.") == [
+        "Tom Okafor", "Wrexham", "22 August 2025"]
+    assert names("Updated September 2025 by Tom.")[-2:] == ["September 2025", "Tom"]
+    assert names("Born 12 May 1850 in Basel.")[-2:] == ["12 May 1850", "Basel"]
+
+
+def test_the_pronoun_i_is_no_name_but_a_roman_numeral_in_a_name_is_kept() -> None:
+    assert names("I called Tom Okafor.") == ["Tom Okafor"]
+    assert names("He served in World War I.") == ["World War I"]
+
+
+def test_a_clause_number_opens_no_name() -> None:
+    assert "3.1 A" not in names("3.1 A supplier must hold a certificate.")
+
+
+def test_a_heading_of_common_words_names_nothing() -> None:
+    vocabulary = vocabulary_of(["We keep spare parts and meet our standards. The complaints "
+                                "we had in the deep freeze were few."])
+    assert common_phrase("Spare parts", vocabulary)
+    assert common_phrase("Standards", vocabulary)
+    assert not common_phrase("Keller Polymers", vocabulary)
+    assert not common_phrase("Rolling in the Deep", vocabulary)  # a capital inside: a title
+    text = "We keep spare parts for every sealer. Tom Hessel orders them from Orrin & Tate."
+    triplets = extract("Spare parts", text, vocabulary=vocabulary_of([text]))
+    assert all("Spare parts" not in (t.subject, t.object) for t in triplets)
+    assert Triplet("Tom Hessel", "orders them from", "Orrin & Tate") in triplets
+
+
+def test_key_value_lines_relate_the_subject_to_names_and_values() -> None:
+    triplets = extract("Incident report", "Incident: IR-2330\nCustomer: Northgate Foods\n"
+                       "Reported by: Marek Nowak\nStatus: Closed 12 September 2025\n"
+                       "Outcome: returned to Coalville 14 March")
+    assert {Triplet("IR-2330", "customer", "Northgate Foods"),
+            Triplet("IR-2330", "reported by", "Marek Nowak"),
+            Triplet("IR-2330", "status", "12 September 2025"),
+            Triplet("IR-2330", "outcome", "Coalville"),
+            Triplet("IR-2330", "outcome", "14 March")} <= set(triplets)
+    # a value holding a date is not a name as a whole
+    assert not any(t.object in ("Closed 12 September 2025", "returned to Coalville 14 March")
+                   for t in triplets)
+
+
+def test_an_email_header_relates_sender_recipients_subject_and_date() -> None:
+    triplets = extract(None, "From: Aoife Dunne <aoife@x.example>\nTo: Tom Hessel "
+                       "<tom@y.example>\nSubject: Quotation Q-7781\nDate: 16 June 2025\n\n"
+                       "Tom, the quote is attached.")
+    assert {Triplet("Aoife Dunne", "wrote to", "Tom Hessel"),
+            Triplet("Aoife Dunne", "wrote about", "Q-7781"),
+            Triplet("Aoife Dunne", "wrote on", "16 June 2025")} <= set(triplets)
+
+
+def test_a_table_row_relates_its_key_cell_to_each_cell_under_its_header() -> None:
+    triplets = extract(None, "| Supplier | Material | Score |\n|---|---|---|\n"
+                       "| Keller Polymers | RB-118 flake | 71 |\n"
+                       "| Vantor Films | PET base film | 88 |")
+    assert triplets == [Triplet("Keller Polymers", "material", "RB-118"),
+                        Triplet("Keller Polymers", "score", "71"),
+                        Triplet("Vantor Films", "material", "PET base film"),
+                        Triplet("Vantor Films", "score", "88")]
