@@ -72,7 +72,8 @@ def check_office(path: Path, kind: str) -> None:
     if MAIN_PARTS[kind] not in parts:
         found = next((NAMES[other] for other, part in MAIN_PARTS.items() if part in parts),
                      None)
-        what = f"it is a {found} file" if found else "it holds no such document"
+        article = "an" if found and found[0] in "AEIOU" else "a"
+        what = f"it is {article} {found} file" if found else "it holds no such document"
         raise InputError(f"not a {name} file: no {MAIN_PARTS[kind]} ({what})", where=str(path))
     loaded = sum(size for part, size in parts.items() if part.endswith((".xml", ".rels"))
                  and not part.startswith("xl/worksheets/"))
