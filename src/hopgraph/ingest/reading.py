@@ -41,7 +41,8 @@ from hopgraph.records import Problem
 log = logging.getLogger(__name__)
 
 KINDS = {".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".pdf": "pdf",
-         ".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx", ".csv": "csv", ".html": "html",
+         ".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".csv": "csv",
+         ".html": "html",
          ".htm": "html", ".eml": "eml"}
 SUFFIXES = tuple(KINDS)
 TEXT_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".csv", ".html", ".htm", ".eml")
@@ -50,8 +51,7 @@ PDF_SIGNATURE = b"%PDF-"
 UNREAD = {".doc": "an old binary Word file: save it as .docx",
           ".xls": "an old binary Excel file: save it as .xlsx",
           ".ppt": "an old binary PowerPoint file: save it as .pptx",
-          ".msg": "an Outlook message: save it as .eml",
-          ".xlsm": "an Excel file with macros: save it as .xlsx"}
+          ".msg": "an Outlook message: save it as .eml"}
 
 
 @dataclass(frozen=True)
