@@ -189,6 +189,16 @@ def test_an_html_page_without_h1_is_titled_by_its_title(tmp_path: Path) -> None:
     assert [c.context for c in chunks] == ["Norrcell AB › Batteries"]
 
 
+def test_a_page_nested_deeper_than_recursion_allows_is_read(tmp_path: Path) -> None:
+    depth = 5 * sys.getrecursionlimit()
+    (tmp_path / "deep.html").write_text(
+        "<html><body>" + "<div><span>" * depth + "Deep <i>inside</i> the page."
+        + "</span></div>" * depth + "<ul><li>a" * 50 + "</li></ul>" * 50 + "</body></html>",
+        encoding="utf-8")
+    doc, _ = read_one(tmp_path / "deep.html")
+    assert doc.text.startswith("Deep inside the page.\n\n- a\n  - a")
+
+
 def test_a_csv_is_one_table_whatever_its_delimiter(tmp_path: Path) -> None:
     path = tmp_path / "staff.csv"
     path.write_bytes("\ufeffname;office\nMaria Lind;Helsinki\n\nJonas Aalto;\"Tampere; FI\"\n"

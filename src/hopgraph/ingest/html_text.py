@@ -20,6 +20,7 @@ from hopgraph.ingest.containers import office_library
 from hopgraph.ingest.markdown import MarkdownText, ReadText, one_line
 
 MAX_HTML_BYTES = 32 * 1024 * 1024  # a parsed page takes many times its size in memory
+MAX_LIST_DEPTH = 8
 DROPPED = ("script", "style", "noscript", "template", "nav", "aside", "form", "button",
            "select", "textarea", "iframe", "svg", "canvas", "object", "embed", "dialog")
 BLOCKS = frozenset(["address", "article", "blockquote", "body", "center", "dd", "details",
@@ -87,16 +88,28 @@ def _content(soup: Any) -> Any:
 
 class _Walker:
     """Writes an element's content to `out` in reading order; inline text gathers in `run`
-    until a block ends it."""
+    until a block ends it. The tree is walked with a stack, not by recursion: a page may
+    nest its elements deeper than Python's recursion allows."""
 
     def __init__(self, bs4: Any, out: MarkdownText) -> None:
         self.bs4, self.out = bs4, out
         self.run: list[str] = []
 
-    def block(self, element: Any) -> None:
+    def block(self, root: Any) -> None:
+        stack: list[tuple[Any, bool]] = [(root, False)]  # (node, whether a block ends here)
         self.flush()
-        for child in element.children:
-            self.node(child)
+        while stack:
+            node, ending = stack.pop()
+            if ending:
+                self.flush()
+            elif isinstance(node, self.bs4.element.Tag):
+                walked = self.tag(node)
+                if walked is not None:
+                    if walked:  # a block: its paragraph ends after its content
+                        stack.append((node, True))
+                    stack.extend((child, False) for child in reversed(node.contents))
+            elif type(node) in (self.bs4.element.NavigableString, self.bs4.element.CData):
+                self.run.append(re.sub(r"\s+", " ", str(node)))
         self.flush()
 
     def flush(self) -> None:
@@ -104,11 +117,9 @@ class _Walker:
         self.run.clear()
         self.out.paragraph("\n".join(one_line(line) for line in text.split("\n")))
 
-    def node(self, node: Any) -> None:
-        if isinstance(node, self.bs4.element.NavigableString):
-            if type(node) in (self.bs4.element.NavigableString, self.bs4.element.CData):
-                self.run.append(re.sub(r"\s+", " ", str(node)))
-            return
+    def tag(self, node: Any) -> bool | None:
+        """Write an element read whole (a heading, list, table, `<pre>`) and return None;
+        else whether it is a block (its content is walked, a paragraph ending after it)."""
         name = node.name
         if re.fullmatch(r"h[1-6]", name):
             self.flush()
@@ -124,11 +135,11 @@ class _Walker:
             self.out.paragraph(node.get_text())
         elif name == "br":
             self.run.append("\n")
-        elif name in BLOCKS:
-            self.block(node)
         else:
-            for child in node.children:
-                self.node(child)
+            if name in BLOCKS:
+                self.flush()
+            return name in BLOCKS
+        return None
 
     def table(self, table: Any) -> None:
         rows = [[text_of(cell, self.bs4) for cell in row.find_all(["th", "td"],
@@ -163,10 +174,12 @@ def text_of(element: Any, bs4: Any) -> str:
 
 
 def list_items(element: Any, bs4: Any, depth: int = 0) -> list[tuple[int, str]]:
-    """A list's items (depth, text), the items of lists nested in them after each."""
+    """A list's items (depth, text), the items of lists nested in them after each (below
+    MAX_LIST_DEPTH; deeper ones are part of their item's text)."""
     found: list[tuple[int, str]] = []
     for item in element.find_all("li", recursive=False):
-        inner = [n for n in item.find_all(["ul", "ol"]) if n.find_parent("li") is item]
+        inner = [n for n in item.find_all(["ul", "ol"]) if n.find_parent("li") is item
+                 ] if depth < MAX_LIST_DEPTH else []
         for sub in inner:
             sub.extract()
         found.append((depth, text_of(item, bs4)))
