@@ -199,6 +199,12 @@ def test_a_page_nested_deeper_than_recursion_allows_is_read(tmp_path: Path) -> N
     assert doc.text.startswith("Deep inside the page.\n\n- a\n  - a")
 
 
+def test_a_page_saved_as_utf16_is_read_as_html(tmp_path: Path) -> None:
+    (tmp_path / "unicode.html").write_bytes(PAGE.encode("utf-16"))
+    doc, _ = read_one(tmp_path / "unicode.html")
+    assert doc.kind == "md" and doc.text.startswith("# About Brightwater\n")
+
+
 def test_a_csv_is_one_table_whatever_its_delimiter(tmp_path: Path) -> None:
     path = tmp_path / "staff.csv"
     path.write_bytes("\ufeffname;office\nMaria Lind;Helsinki\n\nJonas Aalto;\"Tampere; FI\"\n"

@@ -204,6 +204,9 @@ def _read_format(path: Path, kind: str) -> tuple[ReadText, str]:
     if kind == "html":
         with path.open("rb") as handle:
             head = handle.read(1 << 16)
+        codec = text_codec(head)  # a page saved as UTF-16 has its tags in two bytes a letter
+        if codec not in (None, "utf-8"):
+            head = head.decode(codec, errors="ignore").encode()
         if not looks_like_html(head):  # a page saved as text, or text named .html
             log.info("%s: no HTML markup in it; read as plain text", path)
             return ReadText(_text(path)), "txt"
