@@ -8,6 +8,7 @@ extractor (`hopgraph eval --corpus ... --extract offline --budgets`). No LLM any
 
 Usage (from the repository root):
   .venv/bin/python benchmarks/files.py [--sets musique,hotpotqa] [--formats md,txt,pdf]
+      (--formats takes any of md, txt, pdf, docx, html, pptx: hopgraph.shape.FORMATS)
       [--chunk-tokens N --overlap-tokens N] [--no-passages] [--json out.json]
 ~4 min for MuSiQue and ~2.5 min for HotpotQA on 2 cores.
 """
@@ -21,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hopgraph.shape import write_corpus
+from hopgraph.shape import DEFAULT_FORMATS, FORMATS, write_corpus
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 BUDGETS = "200,400,800"
@@ -43,7 +44,8 @@ def eval_json(args: list[str]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sets", default="musique,hotpotqa")
-    parser.add_argument("--formats", default="md,txt,pdf")
+    parser.add_argument("--formats", default=",".join(DEFAULT_FORMATS),
+                        help=f"file formats taking turns, of {','.join(FORMATS)}")
     parser.add_argument("--chunk-tokens", type=int)
     parser.add_argument("--overlap-tokens", type=int)
     parser.add_argument("--no-passages", action="store_true", help="files only")

@@ -1,4 +1,5 @@
-"""Raw documents: reading files and folders (txt, md, pdf) and cutting them into token chunks."""
+"""Raw documents: reading files and folders (txt, md, pdf; the other formats in
+test_ingest_formats.py) and cutting them into token chunks."""
 
 from __future__ import annotations
 
@@ -17,20 +18,21 @@ def test_read_documents_from_folder_and_files(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "b.txt").write_text("Bob lives in Bern.", encoding="utf-8")
     (tmp_path / "sub" / "a.md").write_text("# Alice\n\nAlice lives in Arles.", encoding="utf-8")
-    (tmp_path / "data.csv").write_text("x,y\n", encoding="utf-8")
+    (tmp_path / "data.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     (tmp_path / ".hidden.txt").write_text("ignored", encoding="utf-8")
     problems: list[Problem] = []
     docs = read_documents([tmp_path], problems)
     assert [Path(d.path).relative_to(tmp_path).as_posix() for d in docs] == ["b.txt", "sub/a.md"]
     assert docs[0].text == "Bob lives in Bern."
-    assert len(problems) == 1 and problems[0].where.endswith("data.csv")
+    assert len(problems) == 1 and problems[0].where.endswith("data.png")
     assert "unsupported" in problems[0].what
     assert read_documents([tmp_path / "b.txt"]) == [docs[0]]
 
 
 @pytest.mark.parametrize(("name", "content", "message"), [
     ("empty.txt", "  \n", "empty"),
-    ("table.csv", "x,y", "unsupported file type"),
+    ("photo.png", b"\x89PNG\r\n\x1a\n", "unsupported file type"),
+    ("letter.doc", b"\xd0\xcf\x11\xe0", r"old binary Word file: save it as \.docx"),
 ])
 def test_bad_named_files_raise_input_error(tmp_path: Path, name: str, content: str | bytes,
                                            message: str) -> None:
@@ -52,7 +54,7 @@ def test_text_that_is_not_utf8_is_read_as_windows_1252(tmp_path: Path) -> None:
 def test_missing_path_and_folder_without_documents_raise(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such file"):
         read_documents([tmp_path / "nope.txt"])
-    (tmp_path / "only.csv").write_text("x", encoding="utf-8")
+    (tmp_path / "only.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     with pytest.raises(InputError, match=r"no \.txt"):
         read_documents([tmp_path])
 
@@ -68,9 +70,9 @@ def test_pdf_without_text_is_a_problem_not_a_crash(tmp_path: Path) -> None:
     docs = read_documents([tmp_path], problems)
     assert [Path(d.path).name for d in docs] == ["note.txt"]
     assert problems[0].where.endswith("scan.pdf") and "no extractable text" in problems[0].what
-    (tmp_path / "broken.pdf").write_bytes(b"not a pdf at all")
-    with pytest.raises(InputError, match=r"broken\.pdf"):
-        read_documents([tmp_path / "broken.pdf"])
+    (tmp_path / "broken.pdf").write_bytes(b"not a pdf at all")  # a problem, not a crash
+    assert read_documents([tmp_path / "broken.pdf"], problems) == []
+    assert problems[-1].where.endswith("broken.pdf") and "cannot read PDF" in problems[-1].what
 
 
 def test_long_text_becomes_overlapping_chunks_within_the_limit() -> None:

@@ -77,7 +77,7 @@ def test_a_folder_of_nothing_readable_names_what_it_holds(tmp_path: Path) -> Non
         sort_inputs([tmp_path])
     said = str(caught.value)
     assert "3 files of other types (.png, .xyz)" in said
-    assert "JSON/JSONL rows or .txt, .text, .md, .markdown, .pdf documents" in said
+    assert "JSON/JSONL rows or .txt, .text, .md, .markdown, .pdf, .docx" in said
 
 
 def test_the_older_ids_of_a_file_are_its_aliases(folder: Path, monkeypatch) -> None:

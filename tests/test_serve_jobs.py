@@ -171,6 +171,30 @@ def test_good_files_are_stored_and_bad_ones_named(client: TestClient, rag: Graph
     assert client.get("/jobs/abc123").status_code == 404
 
 
+def test_office_html_csv_and_eml_files_are_uploaded(client: TestClient, tmp_path: Path
+                                                    ) -> None:
+    pytest.importorskip("docx", reason="the 'office' extra is missing: pip install -e '.[dev]'")
+    pytest.importorskip("pptx", reason="the 'office' extra is missing: pip install -e '.[dev]'")
+    pytest.importorskip("bs4", reason="the 'office' extra is missing: pip install -e '.[dev]'")
+    from hopgraph.shape import write_docx, write_html, write_pptx
+
+    item = [{"title": "Lyon", "text": "Lyon lies on the Rhone. Paul Bocuse cooked in Lyon."}]
+    files = {}
+    for name, write in (("lyon.docx", write_docx), ("lyon.html", write_html),
+                        ("lyon.pptx", write_pptx)):
+        write(tmp_path / name, item)
+        files[name] = (tmp_path / name).read_bytes()
+    files["cooks.csv"] = b"name,city\nPaul Bocuse,Lyon\n"
+    files["menu.eml"] = (b"From: a@example.com\nTo: b@example.com\nSubject: Menu\n\n"
+                         b"Paul Bocuse cooked in Lyon.\n")
+    files["locked.docx"] = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 504
+    final = events(client, upload(client, files).json()["id"])[-1][1]
+    states = {f["name"]: f["state"] for f in final["files"]}
+    assert states == {**{name: "done" for name in files}, "locked.docx": "failed"}, final
+    problems = {p["file"]: p["error"] for p in final["problems"]}
+    assert "encrypted or old binary Office file" in problems["locked.docx"]
+
+
 def test_limits_and_refusals(service: GraphService) -> None:
     settings = ServeSettings(max_file_mb=0.001, max_files=2, max_jobs=1)
     with TestClient(create_app(service, settings)) as client:

@@ -150,11 +150,11 @@ class GraphRAG:
                   overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
                   root: str | Path | None = None) -> IngestSummary:
         """Ingest files and folders: passage/triplet rows (JSON, JSONL, HippoRAG OpenIE) as
-        they are, raw .txt/.md/.pdf documents as `add_documents` does (by suffix, else
-        content). Malformed rows are skipped and reported in the summary. Each file is a
-        document unless its rows name theirs; a stored one is replaced unless `append`.
-        A file's document id is its path within the folder given, or its name when given by
-        itself (`root`: within that folder instead); see docs/operations.md."""
+        they are, raw documents (`ingest.reading.SUFFIXES`) as `add_documents` does (by
+        suffix, else content). Malformed rows are skipped and reported in the summary.
+        Each file is a document unless its rows name theirs; a stored one is replaced unless
+        `append`. A file's document id is its path within the folder given, or its name when
+        given by itself (`root`: within that folder instead); see docs/operations.md."""
         plan = extract.prepare(paths, extractor, self._llm is not None, chunk_tokens,
                                overlap_tokens, root=root)
         return self.add_prepared(plan, progress, append)
@@ -164,8 +164,8 @@ class GraphRAG:
                       chunk_tokens: int = DEFAULT_CHUNK_TOKENS,
                       overlap_tokens: int = DEFAULT_OVERLAP_TOKENS,
                       root: str | Path | None = None) -> IngestSummary:
-        """Ingest raw .txt/.md/.pdf files or folders: chunked, triplets by the LLM
-        (`extractor="llm"`, or "auto" when this GraphRAG has one) or by the offline
+        """Ingest raw documents (.txt, .md, .pdf, .docx...) or folders: chunked, triplets by
+        the LLM (`extractor="llm"`, or "auto" when this GraphRAG has one) or by the offline
         extractor ("offline", or "auto" without an LLM). Each file is a document, its id as
         for `add_files`; the summary says which extractor ran (`extractor`) and what it did
         (`extraction_notes`)."""

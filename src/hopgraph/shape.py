@@ -2,7 +2,9 @@
 corpora group each question's paragraphs, so this is topical order), `PER_FILE` to a file,
 the formats taking turns: Markdown with a `## Title` per paragraph, plain text with the title
 on its own line, and PDF with a title line and the text wrapped into lines at a fixed width,
-long words hyphenated at a line end, as a word processor prints it.
+long words hyphenated at a line end, as a word processor prints it. On request also Word
+(a Heading 2 per title), HTML (an `<h2>` per title in a `<main>`, beside a `<nav>` menu the
+reader must drop) and PowerPoint (a slide per paragraph, its title the slide's).
 
 A company report can be printed too (`write_report_pdf`): several pages, each with a running
 header and a footer "Confidential - page N of M", its text wrapped the same way.
@@ -10,31 +12,36 @@ header and a footer "Confidential - page N of M", its text wrapped the same way.
 PDFs are written with fpdf2 (`pip install fpdf2`; in the dev extras) in a core font, which
 holds Latin-1 only: characters outside it are folded (`budget.fold`: accents dropped, what
 is left outside Latin-1 made a space); the budget metric folds every text it compares.
+Word and PowerPoint files are written with python-docx and python-pptx (the office extra).
 """
 
 from __future__ import annotations
 
+import html
+import importlib
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from hopgraph.budget import fold
-from hopgraph.errors import UsageError
+from hopgraph.errors import UsageError, install_extra
 
 try:
     from fpdf import FPDF
 except ImportError:  # fpdf2 is a dev extra; the writers below say so when it is missing
     FPDF = None
 
-FORMATS = ("md", "txt", "pdf")
+FORMATS = ("md", "txt", "pdf", "docx", "html", "pptx")
+DEFAULT_FORMATS = ("md", "txt", "pdf")
 PER_FILE = 8
 LINE_CHARS = 90
 HYPHENATE_FROM = 10  # letters: a word this long that would overflow is hyphenated
 
 
 def write_corpus(items: Sequence[dict[str, str]], folder: Path, name: str,
-                 formats: Sequence[str] = FORMATS, per_file: int = PER_FILE) -> list[Path]:
+                 formats: Sequence[str] = DEFAULT_FORMATS, per_file: int = PER_FILE
+                 ) -> list[Path]:
     """Write `{"title", "text"}` items into `folder` as `<name>-0000.<format>` files."""
     unknown = sorted(set(formats) - set(FORMATS))
     if unknown or not formats:
@@ -52,10 +59,60 @@ def write_corpus(items: Sequence[dict[str, str]], folder: Path, name: str,
         elif kind == "txt":
             path.write_text("".join(f"{p['title']}\n{p['text']}\n\n" for p in group),
                             encoding="utf-8")
-        else:
+        elif kind == "pdf":
             write_pdf(path, group)
+        else:
+            WRITERS[kind](path, group)
         written.append(path)
     return written
+
+
+def write_docx(path: Path, group: Sequence[dict[str, str]]) -> None:
+    """A Word file of `{"title", "text"}` items: a Heading 2 per title, a paragraph of text."""
+    docx = _library("docx", "python-docx")
+    document = docx.Document()
+    for item in group:
+        if item.get("title"):
+            document.add_heading(item["title"], level=2)
+        document.add_paragraph(item["text"])
+    document.save(str(path))
+
+
+def write_html(path: Path, group: Sequence[dict[str, str]]) -> None:
+    """An HTML page of `{"title", "text"}` items: an `<h2>` per title and a `<p>` of text in
+    `<main>`, after a `<nav>` menu of the titles (which a reader of the content drops)."""
+    menu = "".join(f"<li><a href='#{n}'>{html.escape(item.get('title', ''))}</a></li>"
+                   for n, item in enumerate(group))
+    body = "".join((f"<h2 id='{n}'>{html.escape(item['title'])}</h2>\n"
+                    if item.get("title") else "") + f"<p>{html.escape(item['text'])}</p>\n"
+                   for n, item in enumerate(group))
+    path.write_text(f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{path.stem}"
+                    f"</title></head>\n<body><nav><ul>{menu}</ul></nav>\n<main>\n{body}"
+                    "</main></body></html>\n", encoding="utf-8")
+
+
+def write_pptx(path: Path, group: Sequence[dict[str, str]]) -> None:
+    """A PowerPoint file of `{"title", "text"}` items: a slide each ("Title and Content"),
+    the title the slide's, the text its body."""
+    pptx = _library("pptx", "python-pptx")
+    presentation = pptx.Presentation()
+    layout = presentation.slide_layouts[1]
+    for item in group:
+        slide = presentation.slides.add_slide(layout)
+        slide.shapes.title.text = item.get("title", "")
+        slide.placeholders[1].text_frame.text = item["text"]
+    presentation.save(str(path))
+
+
+WRITERS = {"docx": write_docx, "html": write_html, "pptx": write_pptx}
+
+
+def _library(module: str, package: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise UsageError(f"writing .{module} files needs {package}",
+                         fix=install_extra("office")) from exc
 
 
 def wrap(text: str, width: int = LINE_CHARS) -> list[str]:

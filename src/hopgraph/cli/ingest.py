@@ -1,4 +1,4 @@
-"""`hopgraph ingest`: passage/triplet files and raw documents (.txt, .md, .pdf), told apart
+"""`hopgraph ingest`: passage/triplet files and raw documents (.txt, .pdf, .docx...), told apart
 by suffix and content; `--extract` reads every text file as a raw document."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 from hopgraph.cli.common import Bars, llm_client, llm_configured, open_graph
 from hopgraph.ingest import extract
-from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS
+from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, SUFFIXES
 from hopgraph.progress import tracked
 from hopgraph.records import IngestSummary
 
@@ -136,9 +136,10 @@ def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentP
                ) -> None:
     """The `ingest` subcommand."""
     p = sub.add_parser("ingest", parents=parents,
-                       help="ingest passage/triplet files and raw .txt/.md/.pdf documents")
+                       help="ingest passage/triplet files and raw documents")
     p.add_argument("files", nargs="+", help="files or folders: JSON, JSONL or HippoRAG OpenIE "
-                   "rows, and .txt, .md, .pdf documents (told apart by suffix and content)")
+                   f"rows, and {', '.join(SUFFIXES)} documents (told apart by suffix and "
+                   "content)")
     p.add_argument("--extract", action="store_true",
                    help="read every text file as a raw document, even one holding JSON")
     p.add_argument("--extractor", choices=extract.EXTRACTORS, default="auto",

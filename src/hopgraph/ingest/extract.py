@@ -1,5 +1,5 @@
 """Inputs → records → load reports: the one path from files and folders (passage/triplet
-rows, raw .txt/.md/.pdf documents, or both) to what `GraphRAG` stores.
+rows, raw documents, or both) to what `GraphRAG` stores.
 
 `prepare` sorts the inputs (`ingest.inputs`), reads the row files, reads and chunks the
 documents and picks their extractor (the LLM when one is given or asked for, else the

@@ -1,5 +1,6 @@
 """What each input is: a file of passage/triplet rows (JSON, JSONL, HippoRAG OpenIE) or a raw
-document (.txt, .md, .pdf), by suffix and, when the suffix does not say, by content.
+document (.txt, .md, .pdf, .docx, .html...: `reading.SUFFIXES`), by suffix and, when the
+suffix does not say, by content.
 Folders are walked; a file in a folder that is neither is skipped and reported.
 
 Each file also gets its document id here, one way for the CLI, the API and uploads: its
@@ -21,7 +22,7 @@ from pathlib import Path
 
 from hopgraph.errors import InputError
 from hopgraph.ingest.encoding import text_codec
-from hopgraph.ingest.reading import SUFFIXES, folder_files, kind_of
+from hopgraph.ingest.reading import SUFFIXES, folder_files, kind_of, unsupported
 from hopgraph.records import Problem
 
 ROW_SUFFIXES = (".json", ".jsonl")
@@ -115,7 +116,7 @@ def _sort(path: Path, found: Inputs, documents_only: bool, in_folder: bool) -> b
         return True
     kind = kind_of(path)
     if kind is None or (documents_only and path.suffix.lower() in ROW_SUFFIXES):
-        what = f"unsupported file type {path.suffix or '(none)'!r}"
+        what = unsupported(path)
         if not in_folder:
             raise InputError(what, where=str(path), fix=f"hopgraph reads {readable_kinds()}")
         found.skipped.append(Problem(str(path), f"{what} (not read)"))

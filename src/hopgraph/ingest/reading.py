@@ -1,16 +1,23 @@
-"""Read raw documents: .txt, .md and .pdf files (and folders of them) into text.
+"""Read raw documents into text: plain text and Markdown, PDF, Word, PowerPoint, Excel, CSV,
+HTML and e-mail (.eml) files, and folders of them.
 
 A PDF is read page by page (`ingest.pdf`): its running headers, footers and page numbers
 dropped, its paragraphs and headings found from the page, and where each page starts kept,
 so the chunker and the extractor read prose, not page layout, and a chunk knows its page.
+The other formats with structure are written as Markdown by their readers (`ingest.office`,
+`ingest.sheets`, `ingest.html_text`, `ingest.mail`): headings, lists and pipe tables, a
+slide or a sheet a page (a sheet's page labelled by its name).
 A document that opens with an e-mail's header (From, To, Cc, Date, Subject) has those
 values as its metadata. A file with no suffix we know is read by its content: a PDF by its
-signature, text when it decodes as UTF-8 or is UTF-16 (`ingest.encoding`).
+signature, a Word, PowerPoint or Excel file by the main part of its ZIP, an HTML page by
+its opening tag, text when it decodes as UTF-8 or is UTF-16 (`ingest.encoding`).
+
+A file a reader cannot read (damaged, encrypted, with no text, too large, or needing a
+library that is not installed) is a problem naming it, and the other files are read.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping
@@ -19,25 +26,44 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 from hopgraph.errors import InputError
+from hopgraph.ingest.containers import sniff_kind
 from hopgraph.ingest.encoding import text_codec, universal_newlines
 from hopgraph.ingest.fields import Record, field_line
+from hopgraph.ingest.html_text import looks_like_html, read_html
 from hopgraph.ingest.loaders import read_text
+from hopgraph.ingest.mail import read_eml
+from hopgraph.ingest.markdown import ReadText
+from hopgraph.ingest.office import read_docx, read_pptx
 from hopgraph.ingest.pdf import read_pdf
+from hopgraph.ingest.sheets import read_csv, read_xlsx
 from hopgraph.records import Problem
 
 log = logging.getLogger(__name__)
 
-SUFFIXES = (".txt", ".text", ".md", ".markdown", ".pdf")
+KINDS = {".txt": "txt", ".text": "txt", ".md": "md", ".markdown": "md", ".pdf": "pdf",
+         ".docx": "docx", ".pptx": "pptx", ".xlsx": "xlsx", ".xlsm": "xlsx", ".csv": "csv",
+         ".html": "html",
+         ".htm": "html", ".eml": "eml"}
+SUFFIXES = tuple(KINDS)
+TEXT_SUFFIXES = (".txt", ".text", ".md", ".markdown", ".csv", ".html", ".htm", ".eml")
 PDF_SIGNATURE = b"%PDF-"
+# Formats users have that we do not read, and what to do instead (docs/extraction.md says why)
+UNREAD = {".doc": "an old binary Word file: save it as .docx",
+          ".xls": "an old binary Excel file: save it as .xlsx",
+          ".ppt": "an old binary PowerPoint file: save it as .pptx",
+          ".msg": "an Outlook message: save it as .eml"}
 
 
 @dataclass(frozen=True)
 class Document:
     """The text of one input file.
 
-    `kind` is how its structure is read: "md" (Markdown, and a PDF whose headings its type
+    `kind` is how its structure is read: "md" (Markdown: a Markdown file, what the readers
+    of Word, PowerPoint, Excel, CSV and HTML write, and a PDF whose headings its type
     showed), "txt", or "pdf" (a PDF's text, already in paragraphs, read as plain text).
-    `pages`: where each page starts in `text` (a PDF's; empty for other files).
+    `pages`: where each page (a PDF's page, a slide, a sheet) starts in `text`; empty for
+    a document without pages. `page_labels`: the pages' names when they have names rather
+    than numbers (a workbook's sheets), else empty.
     `metadata`: what the document says of itself (an e-mail's header, see `header_metadata`),
     given to each of its passages."""
 
@@ -46,27 +72,27 @@ class Document:
     kind: str = "txt"
     pages: tuple[int, ...] = ()
     metadata: Mapping[str, str] = field(default_factory=dict)
+    page_labels: tuple[str, ...] = ()
 
-    def page_at(self, offset: int) -> int | None:
-        """The page (from 1) the text at `offset` is on; None for a document without pages."""
+    def page_at(self, offset: int) -> int | str | None:
+        """The page the text at `offset` is on: its label for a document whose pages have
+        names (a sheet's), else its number (from 1); None for a document without pages."""
         if not self.pages:
             return None
-        return max(1, bisect_right(self.pages, offset))
+        number = max(1, bisect_right(self.pages, offset))
+        if self.page_labels:
+            return self.page_labels[min(number, len(self.page_labels)) - 1]
+        return number
 
 
 def kind_of(path: Path) -> str | None:
-    """"md", "txt" or "pdf" for a raw document: by suffix, or by content for a file with no
-    suffix (a PDF signature, else text: UTF-8, or UTF-16/32 as `ingest.encoding` tells it);
-    None for anything else."""
+    """The format of a raw document ("md", "txt", "pdf", "docx", "pptx", "xlsx", "csv",
+    "html", "eml"): by suffix, or by content for a file with no suffix (a PDF signature, an
+    Office ZIP's main part, an HTML page's opening tag, else text: UTF-8, or UTF-16/32 as
+    `ingest.encoding` tells it); None for anything else."""
     suffix = path.suffix.lower()
-    if suffix in (".md", ".markdown"):
-        return "md"
-    if suffix == ".pdf":
-        return "pdf"
-    if suffix in (".txt", ".text"):
-        return "txt"
     if suffix:
-        return None  # .csv, .html, .png...: not prose we know how to read
+        return KINDS.get(suffix)  # None for .png, .doc...: not a document we read
     try:
         with path.open("rb") as handle:
             head = handle.read(4096)
@@ -74,6 +100,9 @@ def kind_of(path: Path) -> str | None:
         raise InputError(f"cannot read file ({exc})", where=str(path)) from exc
     if head.startswith(PDF_SIGNATURE):
         return "pdf"
+    sniffed = sniff_kind(head, path)
+    if sniffed is not None:
+        return sniffed
     if text_codec(head) not in (None, "utf-8"):
         return "txt"  # UTF-16 or UTF-32 text: zero bytes, yet not binary
     if b"\x00" in head:
@@ -86,9 +115,17 @@ def kind_of(path: Path) -> str | None:
     return "txt"
 
 
+def unsupported(path: Path) -> str:
+    """Why a file is not read: its type, and what to do for a format we know of."""
+    what = f"unsupported file type {path.suffix or '(none)'!r}"
+    hint = UNREAD.get(path.suffix.lower())
+    return f"{what} ({hint})" if hint else what
+
+
 def read_documents(paths: Iterable[str | Path], problems: list[Problem] | None = None
                    ) -> list[Document]:
-    """Read .txt/.md/.pdf files and folders of them; skipped files are appended to `problems`."""
+    """Read raw documents (`SUFFIXES`) and folders of them; files skipped or that cannot be
+    read are appended to `problems`."""
     problems = [] if problems is None else problems
     docs: list[Document] = []
     for raw in paths:
@@ -100,9 +137,9 @@ def read_documents(paths: Iterable[str | Path], problems: list[Problem] | None =
         else:
             kind = kind_of(path)
             if kind is None:
-                raise InputError(f"unsupported file type {path.suffix or '(none)'!r}",
-                                 where=str(path), fix=f"expected one of {', '.join(SUFFIXES)} "
-                                 "(or a file with no suffix holding text)")
+                raise InputError(unsupported(path), where=str(path),
+                                 fix=f"expected one of {', '.join(SUFFIXES)} (or a file "
+                                 "with no suffix holding text)")
             docs.extend(read_file(path, kind, problems))
     return docs
 
@@ -119,9 +156,7 @@ def _read_folder(folder: Path, problems: list[Problem]) -> list[Document]:
     for path in folder_files(folder):
         kind = kind_of(path)
         if kind is None:
-            _skip(problems, path, f"unsupported file type {path.suffix or '(none)'!r}")
-        elif kind == "pdf" and importlib.util.find_spec("pypdf") is None:
-            _skip(problems, path, "reading PDF needs pypdf (pip install pypdf)")
+            _skip(problems, path, unsupported(path))
         else:
             readable += 1
             docs.extend(read_file(path, kind, problems))
@@ -136,17 +171,48 @@ def _skip(problems: list[Problem], path: Path, what: str) -> None:
     problems.append(Problem(str(path), what))
 
 
+NO_TEXT = {"pdf": "the PDF has no extractable text (a scanned image?)"}
+
+
 def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:
-    """The file as a one-item list, or an empty list (and a problem) when it has no text."""
-    if kind == "pdf":
-        read = read_pdf(path)
-        if read.text.strip():
-            return [Document(str(path), read.text, read.kind, read.pages,
-                             header_metadata(read.text))]
-        _skip(problems, path, "the PDF has no extractable text (a scanned image?)")
+    """The file of format `kind` (`kind_of`) as a one-item list, or an empty list (and a
+    problem) when it cannot be read or has no text. A text file that cannot be read is an
+    InputError."""
+    if kind in ("md", "txt"):
+        text = _text(path)
+        return [Document(str(path), text, kind, metadata=header_metadata(text))]
+    try:
+        read, structure = _read_format(path, kind)
+    except InputError as exc:
+        _skip(problems, path, f"{exc.what}; {exc.fix}" if exc.fix else exc.what)
         return []
-    text = _text(path)
-    return [Document(str(path), text, kind, metadata=header_metadata(text))]
+    if not read.text.strip():
+        _skip(problems, path, NO_TEXT.get(kind, f"no text found in the {kind} file"))
+        return []
+    return [Document(str(path), read.text, structure, read.pages, header_metadata(read.text),
+                     read.labels)]
+
+
+def _read_format(path: Path, kind: str) -> tuple[ReadText, str]:
+    """A file with structure read by its format's reader, and how the chunker reads the
+    text ("md" for what the readers write as Markdown)."""
+    if kind == "pdf":
+        pdf = read_pdf(path)
+        return ReadText(pdf.text, pdf.pages), pdf.kind
+    if kind == "eml":
+        return read_eml(path)
+    if kind == "html":
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16)
+        codec = text_codec(head)  # a page saved as UTF-16 has its tags in two bytes a letter
+        if codec not in (None, "utf-8"):
+            head = head.decode(codec, errors="ignore").encode()
+        if not looks_like_html(head):  # a page saved as text, or text named .html
+            log.info("%s: no HTML markup in it; read as plain text", path)
+            return ReadText(_text(path)), "txt"
+        return read_html(path), "md"
+    readers = {"docx": read_docx, "pptx": read_pptx, "xlsx": read_xlsx, "csv": read_csv}
+    return readers[kind](path), "md"
 
 
 EMAIL_HEADERS = {"from": "from", "to": "to", "cc": "cc", "subject": "subject", "date": "date",

@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hopgraph.errors import LLMError
 from hopgraph.ingest import extract
+from hopgraph.ingest.inputs import readable_kinds
 from hopgraph.serve.auth import guard, missing
 from hopgraph.serve.bodies import CheckedRoute
 from hopgraph.serve.errors import HTTPError, clip, described
@@ -76,8 +77,7 @@ def upload_routes(root: APIRouter, named: APIRouter, board: JobBoard, pool: Grap
     most = board.settings.max_files  # the schema's maxItems; the parser stops past it (422)
     Files = Annotated[list[UploadFile], File(  # a local type, read when the route is made
         min_length=1, max_length=most,
-        description=f"1 to {most} files (--max-files): .txt, .md, .pdf documents, or "
-                    "JSON/JSONL rows")]
+        description=f"1 to {most} files (--max-files): {readable_kinds()}")]
     options: dict[str, Any] = {
         "status_code": 202, "response_model": JobView, "tags": ["uploads"],
         "dependencies": [Depends(guard("write", pool.default))],

@@ -2,8 +2,8 @@
 file after the other, through the same write path as every other write
 (`GraphService.write` → `GraphRAG.add_extracted`: the writer lease, the change log).
 
-- A file that cannot be read (a broken PDF, an empty or binary file, a suffix we do not
-  read) fails alone: it is named in the job's problems and the others go on.
+- A file that cannot be read (a broken PDF or Word file, an empty or binary file, a suffix
+  we do not read) fails alone: it is named in the job's problems and the others go on.
 - A file is stored under its upload name (`report.pdf`), not where it waits on disk, so
   uploading it again finds it: ingest is idempotent by content, and a document cut short
   is completed.
@@ -32,10 +32,11 @@ from typing import BinaryIO
 from hopgraph.api import GraphRAG
 from hopgraph.errors import HopgraphError, InputError
 from hopgraph.ingest import extract
+from hopgraph.ingest.containers import ZIP_SIGNATURE
 from hopgraph.ingest.encoding import text_codec
-from hopgraph.ingest.inputs import ROW_SUFFIXES
+from hopgraph.ingest.inputs import ROW_SUFFIXES, readable_kinds
 from hopgraph.ingest.loaders import source_doc_id
-from hopgraph.ingest.reading import PDF_SIGNATURE, SUFFIXES
+from hopgraph.ingest.reading import PDF_SIGNATURE, TEXT_SUFFIXES
 from hopgraph.progress import Tracker
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem
 from hopgraph.serve.jobs import HOST, Job, JobFile, Stopped, process_alive
@@ -128,17 +129,16 @@ def _read(job: Job, entry: JobFile, chosen: str, has_llm: bool) -> extract.Plan 
 
 def _sniff(path: Path) -> None:
     """An InputError for an empty file, or for binary data in a file whose suffix says text
-    (the reader would take it for Windows-1252 text; UTF-16's zero bytes are text); other
-    suffixes are the reader's."""
+    (the reader would take it for Windows-1252 text; UTF-16's zero bytes are text) or with
+    no suffix and no PDF or ZIP signature; other suffixes (.pdf, .docx...) are the reader's."""
     with path.open("rb") as handle:
         head = handle.read(_SNIFF)
     if not head.strip():
         raise InputError("the file is empty")
-    texts = (*SUFFIXES, *ROW_SUFFIXES, "")
-    if (path.suffix.lower() in texts and not head.startswith(PDF_SIGNATURE)
+    texts = (*TEXT_SUFFIXES, *ROW_SUFFIXES, "")
+    if (path.suffix.lower() in texts and not head.startswith((PDF_SIGNATURE, ZIP_SIGNATURE))
             and b"\x00" in head and text_codec(head) in (None, "utf-8")):
-        raise InputError("binary data, not text",
-                         fix="upload .txt, .md or .pdf documents, or JSON/JSONL rows")
+        raise InputError("binary data, not text", fix=f"upload {readable_kinds()}")
 
 
 def _named(text: str, entry: JobFile) -> str:

@@ -1,0 +1,123 @@
+"""Text written in the shape the structure reads (`ingest.structure`): `#` headings, blocks
+between blank lines, `- ` list items and Markdown pipe tables, and where each page starts.
+
+Every reader of a structured format (HTML, Word, PowerPoint, spreadsheets, e-mail) writes
+what it finds through `MarkdownText`, so the chunker sees one shape whatever the file was:
+a heading becomes the section path of the chunks under it, and a table stays a table, cut
+by rows with its header repeated.
+
+A table is written as several tables of at most TABLE_PART_CHARS characters, each with the
+header row and rule: the chunker reads a paragraph longer than its window as prose, so a
+table that long would lose its header in every piece but the first.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+TABLE_PART_CHARS = 3_000  # below the chunker's window (documents.WINDOW_CHARS)
+_SPACES = re.compile(r"[^\S\n]+")
+_MARKUP_START = re.compile(r"^(\s*)(#|\||=+\s*$|-{3,}\s*$)")
+
+
+@dataclass(frozen=True)
+class ReadText:
+    """What a reader made of a file: Markdown text, where each page (a slide, a sheet)
+    starts in it, and the pages' labels (a sheet's name; empty when pages are numbered)."""
+
+    text: str
+    pages: tuple[int, ...] = ()
+    labels: tuple[str, ...] = ()
+
+
+def one_line(text: str) -> str:
+    """`text` with every run of white space (line breaks too) made one space."""
+    return " ".join(text.split())
+
+
+def plain_lines(text: str) -> str:
+    """`text` with spaces within a line collapsed, lines stripped and blank lines dropped; a
+    line that Markdown would read as a heading, a table row or an underline is escaped."""
+    lines = (_SPACES.sub(" ", line).strip() for line in text.splitlines())
+    return "\n".join(_MARKUP_START.sub(r"\1\\\2", line) for line in lines if line)
+
+
+def cell(value: object) -> str:
+    """A table cell's text: one line, its pipes escaped."""
+    return one_line("" if value is None else str(value)).replace("|", "\\|")
+
+
+class MarkdownText:
+    """Blocks of Markdown appended in reading order, each page's start kept."""
+
+    def __init__(self) -> None:
+        self._blocks: list[str] = []
+        self._size = 0  # characters written, blank lines between blocks included
+        self._pages: list[int] = []
+        self._labels: list[str] = []
+
+    def page(self, label: str | None = None) -> None:
+        """A new page (slide, sheet) starts with the next block; `label` names it."""
+        self._pages.append(self._size + (2 if self._blocks else 0))
+        if label is not None:
+            self._labels.append(label)
+
+    def heading(self, level: int, text: str) -> None:
+        """A `#` heading (levels past six are six); an empty heading is left out."""
+        text = one_line(text)
+        if text:
+            self._add(f"{'#' * min(max(level, 1), 6)} {text}")
+
+    def paragraph(self, text: str) -> None:
+        """A block of text; its line breaks are kept, blank lines dropped."""
+        text = plain_lines(text)
+        if text:
+            self._add(text)
+
+    def items(self, items: Iterable[tuple[int, str]], numbered: bool = False) -> None:
+        """A list: (depth from 0, text) per item, nested items indented."""
+        lines = []
+        for number, (depth, text) in enumerate(items, start=1):
+            text = one_line(text)
+            if text:
+                lines.append(f"{'  ' * depth}{f'{number}.' if numbered else '-'} {text}")
+        if lines:
+            self._add("\n".join(lines))
+
+    def table(self, rows: Sequence[Sequence[object]]) -> None:
+        """A pipe table whose first row is the header, in parts of at most TABLE_PART_CHARS
+        characters that each repeat it. Rows are padded to the widest; empty rows dropped."""
+        cells = [[cell(value) for value in row] for row in rows]
+        cells = [row for row in cells if any(row)]
+        if not cells:
+            return
+        width = max(len(row) for row in cells)
+        lines = ["| " + " | ".join(row + [""] * (width - len(row))) + " |" for row in cells]
+        top = f"{lines[0]}\n|{'---|' * width}"
+        part: list[str] = []
+        size = len(top)
+        for line in lines[1:]:
+            if part and size + len(line) + 1 > TABLE_PART_CHARS:
+                self._add("\n".join([top, *part]))
+                part, size = [], len(top)
+            part.append(line)
+            size += len(line) + 1
+        self._add("\n".join([top, *part]))
+
+    def read(self) -> ReadText:
+        """The text written, with its pages and their labels."""
+        text = "\n\n".join(self._blocks)
+        return ReadText(text + "\n" if text else "", tuple(min(start, len(text))
+                                                           for start in self._pages),
+                        tuple(self._labels))
+
+    @property
+    def empty(self) -> bool:
+        """Whether nothing has been written."""
+        return not self._blocks
+
+    def _add(self, block: str) -> None:
+        self._size += len(block) + (2 if self._blocks else 0)
+        self._blocks.append(block)
