@@ -21,7 +21,9 @@ anything taken for a heading, so the first line of a wrapped paragraph never is 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from hopgraph.ingest.lines import (
     all_caps,
@@ -64,15 +66,60 @@ GENERIC_HEADING_WORDS = frozenset(re.findall(r"\w+", """
     """))
 
 
+Run = tuple[int, int, int]  # (offset in a paragraph, offset in the document, length)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where a paragraph's text lies in its document's text: the runs of it copied from the
+    document unchanged, in order. Between two runs the paragraph has what joined two lines
+    (a space, a line break, nothing for a mended hyphen) where the document has a line
+    break, the lines' indentation, or the hyphen."""
+
+    runs: tuple[Run, ...]
+
+    @cached_property
+    def _offsets(self) -> list[int]:
+        return [run[0] for run in self.runs]
+
+    def start(self, offset: int) -> int:
+        """Where the paragraph's character at `offset` is in the document (a character
+        between runs: where the next run starts)."""
+        index = max(bisect_right(self._offsets, offset) - 1, 0)
+        at, where, length = self.runs[index]
+        if offset - at < length or index + 1 == len(self.runs):
+            return where + min(max(offset - at, 0), length)
+        return self.runs[index + 1][1]
+
+    def end(self, offset: int) -> int:
+        """Where the paragraph's text up to `offset` (excluded) ends in the document."""
+        if offset <= 0:
+            return self.start(0)
+        at, where, length = self.runs[max(bisect_right(self._offsets, offset - 1) - 1, 0)]
+        return where + min(offset - at, length)
+
+
+def joined_runs(first: tuple[Run, ...], second: tuple[Run, ...], second_text: str,
+                text: str) -> tuple[Run, ...]:
+    """The runs of `text`: a first text (whose runs are `first`) and then `second_text` as
+    its end (joined by a space or a line break, or a hyphen mended away): the first's runs
+    cut where the second begins, the second's moved there."""
+    shift = len(text) - len(second_text)
+    kept = tuple((at, where, min(length, shift - at)) for at, where, length in first
+                 if at < shift)
+    return kept + tuple((at + shift, where, length) for at, where, length in second)
+
+
 @dataclass
 class Section:
     """Paragraphs under the same headings (outermost first; empty before any heading), and
-    where each paragraph starts in the document's text. `named`: whether the innermost
-    heading may name what the section is about (an e-mail's subject line never does)."""
+    where each paragraph lies in the document's text (`places`). `named`: whether the
+    innermost heading may name what the section is about (an e-mail's subject line never
+    does)."""
 
     headings: tuple[str, ...]
     paragraphs: list[str] = field(default_factory=list)
-    starts: list[int] = field(default_factory=list)
+    places: list[Placed] = field(default_factory=list)
     named: bool = True
 
     @property
@@ -88,10 +135,10 @@ class Section:
             return None
         return heading_entity(heading)
 
-    def add(self, paragraph: str, start: int) -> None:
-        """Append a paragraph that starts at `start` in the document's text."""
+    def add(self, paragraph: str, place: Placed) -> None:
+        """Append a paragraph that lies at `place` in the document's text."""
         self.paragraphs.append(paragraph)
-        self.starts.append(start)
+        self.places.append(place)
 
 
 _CODE_FIRST = re.compile(r"^([A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+)\b")
@@ -169,9 +216,10 @@ def sections(doc: Document) -> list[Section]:
 
 @dataclass
 class _Row:
-    """A line of text as read: wrapped lines joined (`joined`), where it starts."""
+    """A line of text as read: wrapped lines joined (`joined`), where its text lies in the
+    document's."""
 
-    start: int
+    runs: tuple[Run, ...]
     text: str
     joined: bool = False
 
@@ -202,7 +250,7 @@ class _Outline:
     def add(self, rows: list[_Row]) -> None:
         """Rows of one block, as paragraphs of the open section (a table apart)."""
         for paragraph in _paragraphs(rows):
-            self.found[-1].add(paragraph.text, paragraph.start)
+            self.found[-1].add(paragraph.text, Placed(paragraph.runs))
 
 
 def _number_parts(heading: str) -> tuple[str, ...]:
@@ -216,7 +264,8 @@ def _number_parts(heading: str) -> tuple[str, ...]:
 def _numbered_lines(text: str) -> list[_Row]:
     rows, start = [], 0
     for line in text.splitlines(keepends=True):
-        rows.append(_Row(start + len(line) - len(line.lstrip()), line.strip()))
+        text = line.strip()
+        rows.append(_Row(((0, start + len(line) - len(line.lstrip()), len(text)),), text))
         start += len(line)
     return rows
 
@@ -237,9 +286,12 @@ def _joined(block: list[_Row], width: int) -> list[_Row]:
     previous = ""
     for row in block:
         if rows and wrapped(previous, row.text, width):
-            rows[-1] = _Row(rows[-1].start, join_wrapped(rows[-1].text, row.text), True)
+            last = rows[-1]
+            text = join_wrapped(last.text, row.text)
+            rows[-1] = _Row(joined_runs(last.runs, row.runs, row.text, text), text,
+                            True)
         else:
-            rows.append(_Row(row.start, row.text))
+            rows.append(_Row(row.runs, row.text))
         previous = row.text
     return rows
 
@@ -375,7 +427,7 @@ def _opens_section(rows: list[_Row], index: int, more: bool) -> bool:
 @dataclass
 class _Paragraph:
     text: str
-    start: int
+    runs: tuple[Run, ...]
 
 
 def _paragraphs(rows: list[_Row]) -> list[_Paragraph]:
@@ -386,8 +438,11 @@ def _paragraphs(rows: list[_Row]) -> list[_Paragraph]:
     for row in rows:
         is_table = bool(_TABLE_LINE.match(row.text))
         if found and is_table == table:
-            found[-1].text = f"{found[-1].text}\n{row.text}"
+            last = found[-1]
+            text = f"{last.text}\n{row.text}"
+            last.runs = joined_runs(last.runs, row.runs, row.text, text)
+            last.text = text
         else:
-            found.append(_Paragraph(row.text, row.start))
+            found.append(_Paragraph(row.text, row.runs))
         table = is_table
     return found
