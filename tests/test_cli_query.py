@@ -6,7 +6,16 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import BERNOULLI, QUESTION, Ran, need, run_cli, run_process
+from conftest import (
+    BERNOULLI,
+    QUESTION,
+    SAFETY,
+    Ran,
+    need,
+    run_cli,
+    run_process,
+    write_three_page_report,
+)
 from llm_server import FakeLLMServer
 from scripted_llm import garbage_llm, good_llm
 
@@ -122,22 +131,6 @@ def test_embedding_limits_are_options_checked_before_anything_opens(tmp_path: Pa
 
 # --- where each passage came from (issue 36) -------------------------------------------------
 
-SAFETY = ("The battery pack of the Kestrel Probe must be charged at room temperature. "
-          "Norrcell cells warm up when they are full, so a pack is never left on a charger "
-          "overnight.")
-REPORT = {
-    "header": "Brightwater Instruments - Field report", "footer": "Confidential",
-    "blocks": [
-        {"title": "Field report"},
-        {"heading": "1. Sales"},
-        {"text": "Aurora Fisheries ordered forty Kestrel Probes for the Norwegian coast."},
-        {"page_break": True},
-        {"heading": "2. Service"},
-        {"text": "Halvard Optics repaired the Tern Logger sensors in Oban."},
-        {"page_break": True},
-        {"heading": "3. Safety"},
-        {"text": SAFETY},
-    ]}
 OLD_ROWS = [{"passage": "Keller Polymers supplies the Kestrel Probe casing.",
              "triplets": [["Keller Polymers", "supplies", "the Kestrel Probe casing"]],
              "doc_id": "old-notes"}]
@@ -147,11 +140,8 @@ OLD_ROWS = [{"passage": "Keller Polymers supplies the Kestrel Probe casing.",
 def report_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """A three-page PDF report (one section a page) ingested beside rows stored without any
     source, as a graph from before sources holds them."""
-    pytest.importorskip("fpdf", reason="fpdf2 is missing: pip install -e '.[dev]'")
-    from hopgraph.shape import write_report_pdf
-
     tmp = tmp_path_factory.mktemp("cli-sources")
-    assert write_report_pdf(tmp / "report.pdf", REPORT) == 3
+    write_three_page_report(tmp / "report.pdf")
     (tmp / "old.json").write_text(json.dumps(OLD_ROWS), encoding="utf-8")
     env = {"HOPGRAPH_URI": str(tmp / "s.db"), "HOPGRAPH_GRAPH": "s", "HOPGRAPH_LLM_MODEL": ""}
     done = run_cli("ingest", str(tmp / "report.pdf"), str(tmp / "old.json"), "--root",
