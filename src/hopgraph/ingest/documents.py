@@ -39,7 +39,8 @@ from semantic_text_splitter import TextSplitter
 from hopgraph.embed.local import count_tokens, load_tokenizer
 from hopgraph.errors import UsageError
 from hopgraph.ingest.reading import SUFFIXES, Document, read_documents
-from hopgraph.ingest.structure import Placed, Section, sections
+from hopgraph.ingest.spans import Placed
+from hopgraph.ingest.structure import Section, sections
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total), as `ingest.writer`'s
 

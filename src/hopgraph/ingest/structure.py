@@ -21,9 +21,7 @@ anything taken for a heading, so the first line of a wrapped paragraph never is 
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from hopgraph.ingest.lines import (
     all_caps,
@@ -40,6 +38,7 @@ from hopgraph.ingest.lines import (
     wrapped,
 )
 from hopgraph.ingest.reading import Document
+from hopgraph.ingest.spans import Placed, Run, joined_runs
 
 MAX_MARKDOWN_HEADING = 500  # a longer "# ..." line is text (a heading is in all its chunks)
 HEADLINE_WORDS = 5  # a heading this long with three lower-case words is a phrase, not a name
@@ -66,56 +65,11 @@ GENERIC_HEADING_WORDS = frozenset(re.findall(r"\w+", """
     """))
 
 
-Run = tuple[int, int, int]  # (offset in a paragraph, offset in the document, length)
-
-
-@dataclass(frozen=True)
-class Placed:
-    """Where a paragraph's text lies in its document's text: the runs of it copied from the
-    document unchanged, in order. Between two runs the paragraph has what joined two lines
-    (a space, a line break, nothing for a mended hyphen) where the document has a line
-    break, the lines' indentation, or the hyphen."""
-
-    runs: tuple[Run, ...]
-
-    @cached_property
-    def _offsets(self) -> list[int]:
-        return [run[0] for run in self.runs]
-
-    def start(self, offset: int) -> int:
-        """Where the paragraph's character at `offset` is in the document (a character
-        between runs: where the next run starts)."""
-        index = max(bisect_right(self._offsets, offset) - 1, 0)
-        at, where, length = self.runs[index]
-        if offset - at < length or index + 1 == len(self.runs):
-            return where + min(max(offset - at, 0), length)
-        return self.runs[index + 1][1]
-
-    def end(self, offset: int) -> int:
-        """Where the paragraph's text up to `offset` (excluded) ends in the document."""
-        if offset <= 0:
-            return self.start(0)
-        at, where, length = self.runs[max(bisect_right(self._offsets, offset - 1) - 1, 0)]
-        return where + min(offset - at, length)
-
-
-def joined_runs(first: tuple[Run, ...], second: tuple[Run, ...], second_text: str,
-                text: str) -> tuple[Run, ...]:
-    """The runs of `text`: a first text (whose runs are `first`) and then `second_text` as
-    its end (joined by a space or a line break, or a hyphen mended away): the first's runs
-    cut where the second begins, the second's moved there."""
-    shift = len(text) - len(second_text)
-    kept = tuple((at, where, min(length, shift - at)) for at, where, length in first
-                 if at < shift)
-    return kept + tuple((at + shift, where, length) for at, where, length in second)
-
-
 @dataclass
 class Section:
-    """Paragraphs under the same headings (outermost first; empty before any heading), and
-    where each paragraph lies in the document's text (`places`). `named`: whether the
-    innermost heading may name what the section is about (an e-mail's subject line never
-    does)."""
+    """Paragraphs under the same headings (outermost first; empty before any heading), where
+    each lies in the document's text (`places`), and whether the innermost heading may name
+    what the section is about (`named`; an e-mail's subject line never does)."""
 
     headings: tuple[str, ...]
     paragraphs: list[str] = field(default_factory=list)
@@ -216,8 +170,7 @@ def sections(doc: Document) -> list[Section]:
 
 @dataclass
 class _Row:
-    """A line of text as read: wrapped lines joined (`joined`), where its text lies in the
-    document's."""
+    """A line as read (wrapped lines `joined`), and where its text lies in the document's."""
 
     runs: tuple[Run, ...]
     text: str
@@ -288,8 +241,7 @@ def _joined(block: list[_Row], width: int) -> list[_Row]:
         if rows and wrapped(previous, row.text, width):
             last = rows[-1]
             text = join_wrapped(last.text, row.text)
-            rows[-1] = _Row(joined_runs(last.runs, row.runs, row.text, text), text,
-                            True)
+            rows[-1] = _Row(joined_runs(last.runs, row.runs, row.text, text), text, True)
         else:
             rows.append(_Row(row.runs, row.text))
         previous = row.text
