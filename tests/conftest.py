@@ -253,3 +253,31 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     (tests/run.sh), and only the first may start the one server."""
     if "milvus_server" in getattr(item, "fixturenames", ()):
         item.add_marker(pytest.mark.server)
+
+
+# A report of three pages, one section on each (issue 36: where each passage came from).
+SAFETY = ("The battery pack of the Kestrel Probe must be charged at room temperature. "
+          "Norrcell cells warm up when they are full, so a pack is never left on a charger "
+          "overnight.")
+THREE_PAGE_REPORT = {
+    "header": "Brightwater Instruments - Field report", "footer": "Confidential",
+    "blocks": [
+        {"title": "Field report"},
+        {"heading": "1. Sales"},
+        {"text": "Aurora Fisheries ordered forty Kestrel Probes for the Norwegian coast."},
+        {"page_break": True},
+        {"heading": "2. Service"},
+        {"text": "Halvard Optics repaired the Tern Logger sensors in Oban."},
+        {"page_break": True},
+        {"heading": "3. Safety"},
+        {"text": SAFETY},
+    ]}
+
+
+def write_three_page_report(path: Path) -> Path:
+    """THREE_PAGE_REPORT as a PDF at `path` (skips the test when fpdf2 is missing)."""
+    pytest.importorskip("fpdf", reason="fpdf2 is missing: pip install -e '.[dev]'")
+    from hopgraph.shape import write_report_pdf
+
+    assert write_report_pdf(path, THREE_PAGE_REPORT) == 3
+    return path

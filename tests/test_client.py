@@ -367,6 +367,15 @@ def test_files_are_uploaded_to_a_job_and_followed(client: Client, tmp_path: Path
         assert job["state"] == "done" and job["files_done"] == 3
         assert [p["file"] for p in job["problems"]] == ["bad.pdf"]  # named; the rest stored
         assert set(docs.documents()) == set(job["documents"]) == {"notes.txt", "rivers.jsonl"}
+        # An uploaded document's passages name the upload, not where the server kept it.
+        (found,) = docs.retrieve("Who did Euler study under?", method="naive", top_k=1,
+                                 where={"type": "txt"}).passages
+        assert found.source == {"file": "notes.txt", "page": None, "headings": [],
+                                "start": 0, "end": len(notes.read_text("utf-8").strip())}
+        assert found.source_line == "notes.txt"
+        (row,) = docs.retrieve("Basel", method="naive", top_k=1,
+                               where={"doc_id": "rivers.jsonl"}).passages
+        assert row.source is not None and row.source["file"] == "rivers.jsonl"
         assert client.job(job["id"]) == job
         assert job["id"] in [j["id"] for j in client.jobs()]
         with pytest.raises(Conflict, match="has ended"):  # nothing to stop

@@ -202,3 +202,69 @@ def test_a_long_table_is_cut_between_rows_with_its_header_in_every_piece() -> No
     for chunk in tables:
         (table,) = split(chunk.text).tables
         assert table.header == ["Serial", "Model", "Where", "Installed"] and table.rows
+
+
+def _squeezed(text: str) -> str:
+    """Text without what joining lines changes: whitespace and hyphens."""
+    return "".join(text.replace("-", "").split())
+
+
+def _spans_hold_their_chunks(text: str, chunks: list) -> None:
+    """Each chunk's span is the part of `text` it was cut from: the same words in the same
+    order, lines joined aside (a table's later piece without its repeated header)."""
+    for chunk in chunks:
+        span = text[chunk.start:chunk.end]
+        assert 0 <= chunk.start < chunk.end <= len(text)
+        own = chunk.text
+        if own.startswith("|") and not span.startswith(own.split("\n", 1)[0]):
+            own = own.split("\n", 2)[2]  # the header and rule are repeated, not cut from here
+        assert _squeezed(span) == _squeezed(own), (chunk.index, span, own)
+
+
+def test_chunk_spans_in_markdown_are_the_chunk_text() -> None:
+    text = ("# Safety\n\nRead this first.\n\n## Battery\n\nCharge the pack at room temperature."
+            "\n\n## Storage\n\nKeep it dry. Ærø and Zoë store theirs in 東京.\n")
+    chunks = chunk_documents([Document("s.md", text, "md")])
+    assert [(c.headings, text[c.start:c.end]) for c in chunks] == [
+        (("Safety",), "Read this first."),
+        (("Safety", "Battery"), "Charge the pack at room temperature."),
+        (("Safety", "Storage"), "Keep it dry. Ærø and Zoë store theirs in 東京.")]
+    assert chunks[1].passage_metadata["headings"] == ["Safety", "Battery"]
+    assert chunks[1].passage_metadata["type"] == "md"
+
+
+def test_chunk_spans_cover_hard_wrapped_lines_they_joined() -> None:
+    text = ("SAFETY NOTICE\n\n"
+            "  The battery pack of the unit must be charged at room temperature and\n"
+            "  never left on a charger overnight, because the cells warm up when they\n"
+            "  are full and the case is not vent-\n"
+            "  ed for that heat at all.\n\n"
+            "CONTACTS\n\nContact: Grace Whitlow\nPhone: 0123 456\n")
+    chunks = chunk_documents([Document("n.txt", text, "txt")], chunk_tokens=64)
+    wrapped = chunks[0]
+    assert wrapped.headings == ("SAFETY NOTICE",)
+    assert "\n" not in wrapped.text and "vented" in wrapped.text  # joined, hyphen mended
+    assert text[wrapped.start:wrapped.end] == text[text.index("The battery"):
+                                                   text.index("at all.") + len("at all.")]
+    assert chunks[1].headings == ("SAFETY NOTICE", "CONTACTS")
+    assert text[chunks[1].start:chunks[1].end] == "Contact: Grace Whitlow\nPhone: 0123 456"
+    _spans_hold_their_chunks(text, chunks)
+    # Cut at sentences into several chunks, each span still its own words.
+    long = "\n".join(f"Line {i} of the notice says the pack was charged\nin the lab"
+                     f" on day {i}." for i in range(80)) + "\n"
+    _spans_hold_their_chunks(long, chunk_documents([Document("l.txt", long, "txt")],
+                                                   chunk_tokens=40, overlap_tokens=8))
+
+
+def test_a_table_cut_in_pieces_spans_its_own_rows() -> None:
+    header = "| Serial | Model | Where |\n|---|---|---|"
+    rows = [f"| SW-{1000 + i} | KX-4 Pro | Bramley's, line {i} |" for i in range(40)]
+    text = "# Machines\n\n" + "\n".join([header, *rows]) + "\n"
+    chunks = chunk_documents([Document("m.md", text, "md")], chunk_tokens=80)
+    assert len(chunks) > 2
+    assert text[chunks[0].start:].startswith(header)  # the first piece holds the header
+    for chunk in chunks[1:]:
+        span = text[chunk.start:chunk.end]
+        assert span.startswith("| SW-") and span == "\n".join(chunk.text.split("\n")[2:])
+    assert [c.start for c in chunks] == sorted(c.start for c in chunks)
+    _spans_hold_their_chunks(text, chunks)

@@ -81,7 +81,8 @@ def test_good_replies_become_records(server: FakeLLMServer, make_client: Any) ->
     assert {r.doc_id for r in report.records} == {"notes/a.txt"}  # the file is the document
     first = report.records[0]
     assert first.text == "Alice met Bob in Paris."
-    assert first.metadata == {"source": "notes/a.txt", "chunk": 0, "section": ""}
+    assert first.metadata == {"source": "notes/a.txt", "file": "notes/a.txt", "type": "txt",
+                              "chunk": 0, "section": "", "headings": [], "start": 0, "end": 0}
     assert first.triplets == [Triplet("Alice", "met", "Bob"), Triplet("Alice", "lives in", "Paris")]
     assert report.records[1].triplets == []
     assert (report.chunks, report.triplets, report.chunks_failed) == (2, 2, 0)

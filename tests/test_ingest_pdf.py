@@ -93,8 +93,11 @@ def test_chunks_know_their_page(report: Path) -> None:
     assert pages == {"Annual Report 2024": 1, "Annual Report 2024 › 1. SALES": 1,
                      "Annual Report 2024 › 2. PEOPLE": 2, "Annual Report 2024 › 3. OUTLOOK": 3}
     people = next(chunk for chunk in chunks if chunk.page == 2)
-    assert people.passage_metadata == {"source": people.doc, "chunk": people.index,
-                                       "section": "Annual Report 2024 › 2. PEOPLE", "page": 2}
+    assert people.passage_metadata == {
+        "source": people.doc, "file": people.doc, "type": "pdf", "chunk": people.index,
+        "section": "Annual Report 2024 › 2. PEOPLE", "page": 2,
+        "headings": ["Annual Report 2024", "2. PEOPLE"], "start": people.start,
+        "end": people.end}
 
 
 def test_repeated_lines_at_the_edges_of_pages_are_furniture() -> None:
@@ -108,3 +111,18 @@ def test_repeated_lines_at_the_edges_of_pages_are_furniture() -> None:
     assert kept[0] == ["Alpha opens the page.", "Alpha goes on.", "Alpha goes on still.",
                        "Alpha ends the page."]
     assert kept[1][1] == "Acme Ltd - Minutes of the board" and len(kept[1]) == 5
+
+
+def test_chunk_spans_point_into_the_pdf_text_and_its_pages(report: Path) -> None:
+    (doc,) = read_documents([report])
+    chunks = chunk_documents([doc])
+    for chunk in chunks:
+        span = doc.text[chunk.start:chunk.end]
+        assert "".join(span.split()) == "".join(chunk.text.split())
+        assert chunk.page == doc.page_at(chunk.start)
+    sales = next(c for c in chunks if c.headings[-1:] == ("1. SALES",))
+    assert doc.text[sales.start:sales.end] == SALES  # over the page break, one span
+    assert (sales.page, doc.page_at(sales.end - 1)) == (1, 2)
+    outlook = next(c for c in chunks if c.page == 3)
+    assert doc.text[outlook.start:outlook.end] == OUTLOOK
+    assert outlook.passage_metadata["headings"] == ["Annual Report 2024", "3. OUTLOOK"]

@@ -82,8 +82,10 @@ def test_chunks_keep_to_sections_and_carry_the_headings() -> None:
     doc = Document("d.md", f"# Acme\n\n## Leadership\n\nIngrid leads Acme.\n\n## History\n\n"
                    f"{body}\n", "md")
     chunks = chunk_documents([doc], chunk_tokens=64, overlap_tokens=0)
+    start = doc.text.index("Ingrid")
     assert chunks[0] == Chunk("d.md", 0, "Ingrid leads Acme.", chunks[0].tokens,
-                              "Acme › Leadership", None)
+                              "Acme › Leadership", None, None, {}, ("Acme", "Leadership"),
+                              start, start + len("Ingrid leads Acme."), "md")
     assert chunks[0].passage == "Acme › Leadership\nIngrid leads Acme."
     history = chunks[1:]
     assert len(history) > 3 and all(c.context == "Acme › History" for c in history)
@@ -175,8 +177,11 @@ def test_an_email_header_is_metadata_and_text_never_a_heading(tmp_path: Path) ->
         "Bramley's Fresh Kitchen reported fogging on salad packs sealed with LF-40 Pro. The")
     assert "\n" not in section.paragraphs[2] and "\n" not in section.paragraphs[3]
     chunk = chunk_documents([doc])[0]
-    assert chunk.passage_metadata == {"source": doc.path, "chunk": 0,
-                                      "section": "Fogging on salad packs", **doc.metadata}
+    assert chunk.passage_metadata == {
+        **doc.metadata, "source": doc.path, "file": doc.path, "type": "txt", "chunk": 0,
+        "section": "Fogging on salad packs", "headings": ["Fogging on salad packs"],
+        "start": 0, "end": chunk.end}
+    assert "".join(doc.text[chunk.start:chunk.end].split()) == "".join(chunk.text.split())
     assert chunk.page is None
 
 

@@ -117,6 +117,29 @@ def test_llamaindex_nodes_carry_the_passage(kb: GraphRAG) -> None:
         llamaindex.HopgraphRetriever(rag=kb, where={"$nope": 1})
 
 
+def test_adapters_say_where_each_passage_came_from(kb: GraphRAG, tmp_path: Path,
+                                                   local_embedder) -> None:
+    """Document and node metadata carry the source flat (`source` the file, as LangChain's
+    loaders name it); a passage stored without one (the rows of `kb`) names its document."""
+    from conftest import SAFETY, write_three_page_report
+
+    old = langchain.HopgraphRetriever(rag=kb, k=1).invoke(QUESTION)[0].metadata
+    assert (old["source"], old["file"], old["page"], old["headings"]) == (
+        old["doc_id"], old["doc_id"], None, [])
+    with GraphRAG(uri=str(tmp_path / "pdf.db"), graph="pdf", embedder=local_embedder) as rag:
+        rag.add_documents([write_three_page_report(tmp_path / "report.pdf")], root=tmp_path)
+        question = "How is the Kestrel Probe battery charged?"
+        docs = langchain.HopgraphRetriever(rag=rag, k=3).invoke(question)
+        nodes = llamaindex.HopgraphRetriever(rag=rag, top_k=3).retrieve(question)
+        for metadata in [d.metadata for d in docs] + [n.node.metadata for n in nodes]:
+            assert metadata["source"] == metadata["file"] == "report.pdf"
+            assert metadata["type"] == "pdf" and metadata["page"] in (1, 2, 3)
+            assert metadata["headings"][0] == "Field report"
+        safety = next(d for d in docs if d.page_content.endswith(SAFETY)).metadata
+        assert (safety["page"], safety["headings"]) == (3, ["Field report", "3. Safety"])
+        assert safety["end"] - safety["start"] == len(SAFETY)
+
+
 def test_the_examples_run(tmp_path: Path) -> None:
     """examples/langchain_example.py and llamaindex_example.py, as the docs say to run them:
     after `hopgraph ingest` of the demo into ./hopgraph.db."""

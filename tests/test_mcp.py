@@ -133,11 +133,30 @@ def test_search_finds_the_multi_hop_passage(stdio: dict[str, Any]) -> None:
     assert len(data["passages"]) == 3
     daniel = [p for p in data["passages"] if p["text"].startswith("Daniel Bernoulli")]
     assert daniel and daniel[0]["relations"] and daniel[0]["via"] and daniel[0]["doc_id"]
-    assert {"id", "text", "score", "doc_id", "relations", "via"} == daniel[0].keys()
+    assert {"id", "text", "score", "doc_id", "relations", "via", "source"} == daniel[0].keys()
+    # Rows stored without a source: the document id is the source, nothing more known.
+    assert daniel[0]["source"] == {"file": daniel[0]["doc_id"], "page": None, "headings": [],
+                                   "start": None, "end": None}
     assert [e["name"] for e in data["entities"]] == ["Euler"]
     assert any(b["name"] == "Daniel Bernoulli" for b in data["bridges"])
     text = _text(result)
     assert "Daniel Bernoulli (1700" in text and "via: Daniel Bernoulli was the son" in text
+    assert f"({daniel[0]['doc_id']}, score " in text
+
+
+def test_search_text_names_each_passage_source() -> None:
+    """What an agent reads of a passage with a source: file, page and headings."""
+    from hopgraph.integrations import mcp_views as views
+    from hopgraph.records import PassageHit, Retrieval
+
+    source = {"file": "report.pdf", "page": 3, "headings": ["Field report", "3. Safety"],
+              "start": 120, "end": 260}
+    result = Retrieval("Q?", "default", [PassageHit("p1", "Charge it cold.", 0.5,
+                                                    doc_id="report.pdf", source=source)])
+    view = views.search_view(result)
+    assert view["passages"][0]["source"] == source
+    assert "[1] (report.pdf · p. 3 · Field report › 3. Safety, score 0.500) Charge it" \
+        in views.search_text(view)
 
 
 def test_search_with_a_filter(stdio: dict[str, Any]) -> None:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
 import pytest
-from conftest import BERNOULLI, QUESTION, need, run_cli
+from conftest import BERNOULLI, QUESTION, SAFETY, need, run_cli, write_three_page_report
 from llm_server import Reply
 
 fastapi = pytest.importorskip("fastapi", reason="the 'serve' extra is missing: "
@@ -177,6 +177,45 @@ def test_ask_streams_the_answer_as_server_sent_events(rag: GraphRAG, server,
     tokens = "".join(json.loads(data.removeprefix("data: "))["text"]
                      for head, data in events if head == "event: token")
     assert tokens == "Daniel Bernoulli worked on fluid dynamics [2]."
+
+
+def test_answers_give_each_passage_its_source(open_graph, tmp_path, server,
+                                              llm_client_factory: Callable) -> None:
+    """A three-page PDF beside rows stored without sources: `/query` (and its metadata),
+    `/ask`'s evidence, and the answer prompt say where each passage came from."""
+    rag = open_graph("sources")
+    rag.add_documents([write_three_page_report(tmp_path / "report.pdf")], root=tmp_path)
+    rag.add([{"passage": "Keller Polymers makes the Kestrel Probe casing.",
+              "triplets": [["Keller Polymers", "makes", "the Kestrel Probe casing"]],
+              "doc_id": "old-notes"}])
+    question = "How is the Kestrel Probe battery charged?"
+    server.script(Reply(content="Charge it at room temperature [1]."))
+    with TestClient(create_app(GraphService(rag, llm_client_factory()))) as api:
+        body = api.post("/query", json={"question": question, "top_k": 4, "method": "default",
+                                        "include_metadata": True}).json()
+        asked = api.post("/ask", json={"question": question, "top_k": 1, "method": "default",
+                                       "where": {"page": {"$gte": 3}}})
+        filtered = api.post("/query", json={"question": question, "method": "default",
+                                            "where": {"type": "pdf"}}).json()
+    sources = {p["text"].split("\n")[-1]: p["source"] for p in body["graph"] + body["naive"]}
+    assert sources[SAFETY] == {"file": "report.pdf", "page": 3,
+                               "headings": ["Field report", "3. Safety"],
+                               "start": sources[SAFETY]["start"],
+                               "end": sources[SAFETY]["end"]}
+    assert sources[SAFETY]["end"] - sources[SAFETY]["start"] == len(SAFETY)
+    old = next(s for t, s in sources.items() if t.startswith("Keller"))
+    assert old == {"file": "old-notes", "page": None, "headings": [], "start": None,
+                   "end": None}
+    safety = next(p for p in body["graph"] if p["text"].endswith(SAFETY))
+    assert safety["metadata"]["type"] == "pdf" and safety["metadata"]["page"] == 3
+    assert {p["source"]["file"] for p in filtered["graph"]} == {"report.pdf"}
+    events = [block.split("\n", 1) for block in asked.text.strip().split("\n\n")]
+    data = {head.removeprefix("event: "): json.loads(raw.removeprefix("data: "))
+            for head, raw in events}
+    assert data["evidence"]["passages"][0]["source"]["page"] == 3
+    assert data["done"]["citations"] == ["[1] report.pdf · p. 3 · Field report › 3. Safety"]
+    prompt = server.chat_requests[-1].body["messages"][0]["content"]
+    assert f"[1] Field report › 3. Safety\n{SAFETY}\nSource: report.pdf · p. 3 · " in prompt
 
 
 def test_entity_lookup(client: TestClient) -> None:

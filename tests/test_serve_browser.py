@@ -46,6 +46,21 @@ OTHER_ROWS = [
 ]
 OTHER_QUESTION = "Who designed the engine that Ada Lovelace wrote an algorithm for?"
 
+# A third graph: a passage stored with a source (as a PDF's chunk is), one without.
+SOURCED_ROWS = [
+    {"passage": "3. Safety\nThe battery pack of the Kestrel Probe is charged at room "
+                "temperature by Norrcell.",
+     "triplets": [["Norrcell", "charges", "the Kestrel Probe battery pack"]],
+     "doc_id": "report.pdf",
+     "metadata": {"source": "report.pdf", "file": "report.pdf", "type": "pdf", "page": 3,
+                  "headings": ["Field report", "3. Safety"], "start": 310, "end": 392}},
+    {"passage": "Keller Polymers makes the Kestrel Probe casing for Norrcell.",
+     "triplets": [["Keller Polymers", "makes", "the Kestrel Probe casing"],
+                  ["Keller Polymers", "supplies", "Norrcell"]],
+     "doc_id": "old-notes"},
+]
+SOURCED_QUESTION = "How is the Kestrel Probe battery charged?"
+
 # The label box of each edge whose label shows (cytoscape draws on a canvas: its own label
 # bounds stand in for SVG's getBBox), in model coordinates.
 EDGE_LABEL_BOXES = """
@@ -150,6 +165,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         added = _call(url, "POST", "/graphs/other/documents",
                       {"doc_id": ODD_DOC_ID, "rows": OTHER_ROWS})
         assert added["passages_added"] == len(OTHER_ROWS), added
+        _call(url, "POST", "/graphs", {"name": "sourced"})
+        added = _call(url, "POST", "/graphs/sourced/documents", {"rows": SOURCED_ROWS})
+        assert added["passages_added"] == len(SOURCED_ROWS), added
         yield url
 
 
@@ -256,7 +274,7 @@ def test_page_draws_the_multi_hop_path(served: str, driver: Any, tmp_path: Path)
     assert page.js("return window.notReloaded === true")
     assert not by_id("auth").is_displayed()
     assert page.js("return localStorage.getItem('hopgraph.apiKey')") == API_KEY
-    assert page.graphs() == ["demo", "other"]
+    assert page.graphs() == ["demo", "other", "sourced"]
     assert by_id("graph").get_attribute("value") == "demo"  # the server's default graph
 
     page.query(QUESTION, "Daniel Bernoulli")
@@ -342,6 +360,21 @@ def test_graph_switcher_sends_queries_to_the_chosen_graph(served: str, driver: A
     page.wait.until(lambda _: "Lovelace" in by_id("documents").text)
     assert by_id("graph").get_attribute("value") == "other"
     assert not by_id("auth").is_displayed()
+    page.no_script_errors()
+
+
+def test_each_passage_shows_where_it_came_from(served: str, driver: Any) -> None:
+    page = Page(driver, served)
+    page.open_with_key()
+    page.choose_graph("sourced")
+    page.wait.until(lambda _: "old-notes" in page.by_id("documents").text)
+    page.query(SOURCED_QUESTION, "Kestrel")
+    shown = page.js("return [...document.querySelectorAll('#graph-results .passage')]"
+                    ".map((p) => [p.querySelector('.text').textContent,"
+                    " p.querySelector('.source').textContent])")
+    lines = {text.split("\n")[-1][:20]: line for text, line in shown}
+    assert lines == {"The battery pack of ": "report.pdf · p. 3 · Field report › 3. Safety",
+                     "Keller Polymers make": "old-notes"}, shown
     page.no_script_errors()
 
 

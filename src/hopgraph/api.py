@@ -31,6 +31,7 @@ from hopgraph.records import (
     PassageRecord,
     Removal,
     Retrieval,
+    with_sources,
 )
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.keeper import LexiconState
@@ -245,18 +246,22 @@ class GraphRAG:
 
     def retrieve(self, query: str | Query | None = None, *args: Any, **options: Any
                  ) -> Retrieval:
-        """Graph retrieval: passages for a (multi-hop) question, best first, with evidence.
+        """Graph retrieval: passages for a (multi-hop) question, best first, with evidence
+        and each passage's `source` (file, page, headings, span).
         `query` is a `Query` or the question; `options` are `Query`'s (method, top_k,
         degree, entities), by name or in that older positional order: top_k, degree,
         entities, method (`query.as_query`)."""
         self._follow()
-        return self._noted(self.retriever.retrieve(as_query(query, args, options)))
+        result = self._noted(self.retriever.retrieve(as_query(query, args, options)))
+        with_sources([result], self.passage_metadata)
+        return result
 
     def compare(self, query: str | Query | None = None, *args: Any, **options: Any
                 ) -> tuple[Retrieval, Retrieval]:
         """`retrieve` and `naive` side by side, the question embedded once."""
         self._follow()
         graph, naive = self.retriever.compare(as_query(query, args, options))
+        with_sources([graph, naive], self.passage_metadata)
         return self._noted(graph), self._noted(naive)
 
     def ask(self, query: str | Query | None = None, *args: Any, **options: Any) -> Answer:
@@ -270,8 +275,7 @@ class GraphRAG:
         if not isinstance(query, Query) and not args:
             options.setdefault("top_k", ANSWER_TOP_K)
         result = self.retrieve(query, *args, **options)
-        text = "".join(stream_answer(self._llm, result.question,
-                                     [p.text for p in result.passages]))
+        text = "".join(stream_answer(self._llm, result.question, result.passages))
         return Answer(result.question, text, result, self._llm.usage.as_dict())
 
     def naive(self, question: str, top_k: int = DEFAULT_TOP_K) -> Retrieval:

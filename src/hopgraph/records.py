@@ -3,10 +3,16 @@ and retrieval results (with their one JSON view, used by the CLI and the API ali
 
 from __future__ import annotations
 
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCORE_DIGITS = 6  # scores in JSON views are rounded to this many decimals
+HEADING_SEPARATOR = " › "  # between a passage's headings, as `ingest.documents` joins them
+SOURCE_SEPARATOR = " · "  # between the parts of a source's line
+SLIDE_TYPES = frozenset(["pptx", "ppt", "odp", "key"])  # whose pages are slides
 
 
 # --- input ---------------------------------------------------------------------------------
@@ -169,7 +175,8 @@ class RelationHit:
 @dataclass
 class PassageHit:
     """A retrieved passage, its score, and the relations that led to it (graph methods):
-    `relations` as shown to people, `via` their ids; `doc_id` is its document."""
+    `relations` as shown to people, `via` their ids; `doc_id` is its document; `source`
+    where it came from (`passage_source`), given by `GraphRAG` and the server."""
 
     id: str
     text: str
@@ -177,6 +184,70 @@ class PassageHit:
     relations: list[str] = field(default_factory=list)
     via: list[str] = field(default_factory=list)
     doc_id: str | None = None
+    source: dict[str, Any] | None = None
+
+    @property
+    def source_line(self) -> str:
+        """Where the passage came from, for people: "report.pdf · p. 3 · Safety › Battery"
+        (its document id when nothing more is known)."""
+        return source_line(self.source or passage_source({}, self.doc_id))
+
+
+def passage_source(metadata: Mapping[str, Any] | None, doc_id: str | None) -> dict[str, Any]:
+    """Where a passage came from, as results show it: `{"file", "page", "headings",
+    "start", "end"}` from the flat keys of its stored metadata (`ingest.documents.Chunk.
+    passage_metadata`). A passage stored without them (before issue 36, or a row of a JSON
+    file) has its document id as `file`, its `section` split into `headings`, and nulls."""
+    found = metadata or {}
+    file = found.get("file")
+    page = found.get("page")
+    headings = found.get("headings")
+    section = found.get("section")
+    if not (isinstance(headings, list) and all(isinstance(h, str) for h in headings)):
+        headings = section.split(HEADING_SEPARATOR) if isinstance(section, str) and section \
+            else []
+    return {"file": file if isinstance(file, str) and file else doc_id,
+            "page": page if isinstance(page, (int, str)) and not isinstance(page, bool)
+            and page != "" else None,
+            "headings": list(headings), "start": _offset(found.get("start")),
+            "end": _offset(found.get("end"))}
+
+
+def _offset(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def source_line(source: Mapping[str, Any]) -> str:
+    """A source as one line: file, page ("p. 3"; "slide 3" in a deck; a sheet's name as it
+    is) and headings, those known: "report.pdf · p. 3 · Safety › Battery"."""
+    file, page = source.get("file"), source.get("page")
+    parts = [str(file)] if file else []
+    if isinstance(page, int):
+        suffix = str(file or "").rsplit(".", 1)[-1].lower() if "." in str(file or "") else ""
+        parts.append(f"{'slide' if suffix in SLIDE_TYPES else 'p.'} {page}")
+    elif page:
+        parts.append(str(page))
+    headings = [str(h) for h in source.get("headings") or [] if h]
+    if headings:
+        parts.append(HEADING_SEPARATOR.join(headings))
+    return SOURCE_SEPARATOR.join(parts)
+
+
+def with_sources(results: Iterable[Retrieval],
+                 metadata_of: Callable[[list[str]], Mapping[str, Mapping[str, Any]]]) -> None:
+    """Give every passage of `results` its `source`, from the stored metadata `metadata_of`
+    reads for their ids in one call (timed as "fetch_sources", counted in "total")."""
+    results = list(results)
+    ids = list(dict.fromkeys(p.id for result in results for p in result.passages))
+    started = time.perf_counter()
+    found = metadata_of(ids) if ids else {}
+    ms = round((time.perf_counter() - started) * 1000, 2)
+    for result in results:
+        for p in result.passages:
+            p.source = passage_source(found.get(p.id), p.doc_id)
+        result.timings_ms["fetch_sources"] = ms
+        if "total" in result.timings_ms:
+            result.timings_ms["total"] = round(result.timings_ms["total"] + ms, 2)
 
 
 @dataclass
@@ -232,3 +303,16 @@ class Answer:
     text: str
     retrieval: Retrieval
     usage: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def citations(self) -> list[str]:
+        """The passages the text cites, as "[n] file · p. 3 · Section", in the order of n."""
+        return cited_sources(self.text, self.retrieval.passages)
+
+
+def cited_sources(text: str, passages: list[PassageHit]) -> list[str]:
+    """The passages an answer's [n] (or [n, m]) citations name, as "[n] <source line>"."""
+    numbers = {int(n) for group in re.findall(r"\[(\d+(?:\s*,\s*\d+)*)\]", text)
+               for n in re.findall(r"\d+", group)}
+    return [f"[{n}] {passages[n - 1].source_line}" for n in sorted(numbers)
+            if 1 <= n <= len(passages)]

@@ -12,7 +12,7 @@ from hopgraph.cli.common import llm_client, open_graph, short, where_of, where_o
 from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.llm import LLMClient
-from hopgraph.records import Retrieval, comparison_json
+from hopgraph.records import Retrieval, cited_sources, comparison_json
 from hopgraph.retrieve import registry
 from hopgraph.retrieve.query import DEFAULT_DEGREE, DEFAULT_TOP_K, Query
 
@@ -90,6 +90,7 @@ def _print_evidence(title: str, result: Retrieval) -> None:
     print(f"{title} ({result.method}):")
     for i, p in enumerate(result.passages, start=1):
         print(f"  [{i}] {short(p.text, 160)}")
+        print(f"      from: {p.source_line}")
         for relation in p.relations[:2]:
             print(f"      via: {relation}")
     for note in result.notes:
@@ -99,9 +100,13 @@ def _print_evidence(title: str, result: Retrieval) -> None:
 def _stream(label: str, llm: LLMClient, question: str, result: Retrieval) -> None:
     print(f"\n{label}: ", end="", flush=True)
     try:
-        for chunk in stream_answer(llm, question, [p.text for p in result.passages]):
+        written = []
+        for chunk in stream_answer(llm, question, result.passages):
+            written.append(chunk)
             print(chunk, end="", flush=True)
         print()
+        for line in cited_sources("".join(written), result.passages):
+            print(f"  {line}")
     except LLMError as exc:
         print(f"\n  (no answer: {exc})")
 

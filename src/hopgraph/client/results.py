@@ -56,12 +56,14 @@ class PassageHitWithMetadata(PassageHit):
 
 
 def passage_hit(item: dict[str, Any]) -> PassageHit:
-    """A passage of a reply (`id`, `text`, `score`, `relations`, `via`, `doc_id`): a
-    `PassageHit`, equal to `GraphRAG`'s for the same passage, unless the reply carries
-    `metadata`."""
+    """A passage of a reply (`id`, `text`, `score`, `relations`, `via`, `doc_id`,
+    `source`): a `PassageHit`, equal to `GraphRAG`'s for the same passage, unless the reply
+    carries `metadata`. A server from before sources gives none (`source` None)."""
+    source = item.get("source")
     fields = {"id": str(item["id"]), "text": str(item["text"]), "score": float(item["score"]),
               "relations": [str(r) for r in item.get("relations", [])],
-              "via": [str(v) for v in item.get("via", [])], "doc_id": item.get("doc_id")}
+              "via": [str(v) for v in item.get("via", [])], "doc_id": item.get("doc_id"),
+              "source": dict(source) if isinstance(source, dict) else None}
     if item.get("metadata") is not None:
         return PassageHitWithMetadata(**fields, metadata=dict(item["metadata"]))
     return PassageHit(**fields)

@@ -7,8 +7,16 @@ rows, its header row and rule repeated at the top of each piece so each reads as
 The headings are the chunk's context: the first line of its passage (so they are embedded
 with it) and, when the innermost names something, the title the offline extractor links
 the chunk's mentions to. They are never read as the chunk's own text (a heading is not an
-entity). A chunk of a PDF knows the page it starts on; every chunk carries its document's
-metadata.
+entity). A chunk knows where it came from: its document, the page (or slide, or sheet) it
+starts on, its headings and its span in the document's text; every chunk carries its
+document's metadata.
+
+A chunk's span (`start`, `end`) is the part of the document's text (`Document.text`) it was
+cut from: `text[start:end]` holds the chunk's words in order. It is the chunk's text itself
+unless the text was normalised: lines wrapped by hand or by the page are joined with a space
+(a hyphen that broke a word mended), lines lose their indentation, and a piece of a table cut
+in pieces repeats the table's header row and rule, which the span covers only for the first
+piece (the others span their own rows).
 
 A paragraph of more than `window_chars` characters (a file with no line break) is never
 tokenised whole: the splitter reads it a window at a time, and the end of each window, which
@@ -24,12 +32,14 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from semantic_text_splitter import TextSplitter
 
 from hopgraph.embed.local import count_tokens, load_tokenizer
 from hopgraph.errors import UsageError
 from hopgraph.ingest.reading import SUFFIXES, Document, read_documents
+from hopgraph.ingest.spans import Placed
 from hopgraph.ingest.structure import Section, sections
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total), as `ingest.writer`'s
@@ -47,9 +57,12 @@ WINDOW_CHARS = 4_000  # a paragraph longer than this is split a window at a time
 class Chunk:
     """A piece of a document (its path, position from 0), small enough for one LLM call.
 
-    `text` is the chunk's own text; `context` the headings above it (joined, "" when none);
-    `title` the innermost heading when it names something (else None); `page` the page it
-    starts on (from 1; None for a document without pages); `metadata` its document's."""
+    `text` is the chunk's own text; `context` the headings above it (joined, "" when none;
+    `headings` one by one); `title` the innermost heading when it names something (else
+    None); `page` the page it starts on (from 1; a slide's number, a sheet's name; None for
+    a document without pages); `metadata` its document's; `start`/`end` its span in the
+    document's text (see the module's docstring); `kind` the document's format when its
+    name has no suffix to tell it ("pdf", "md", "txt")."""
 
     doc: str
     index: int
@@ -57,8 +70,12 @@ class Chunk:
     tokens: int
     context: str = ""
     title: str | None = None
-    page: int | None = None
+    page: int | str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict)
+    headings: tuple[str, ...] = ()
+    start: int = 0
+    end: int = 0
+    kind: str = "txt"
 
     @property
     def id(self) -> str:
@@ -66,14 +83,26 @@ class Chunk:
         return f"{self.doc}#{self.index}"
 
     @property
+    def type(self) -> str:
+        """The document's format: its name's suffix in lower case without the dot ("pdf",
+        "md", "docx"), else `kind`."""
+        suffix = PurePosixPath(self.doc.replace("\\", "/")).suffix.lower()[1:]
+        return suffix if suffix.isalnum() else self.kind
+
+    @property
     def passage_metadata(self) -> dict[str, object]:
-        """The stored passage's metadata: where it came from (`source` file, `chunk` number,
-        `section` headings, `page` when it has one) and its document's own."""
-        found: dict[str, object] = {"source": self.doc, "chunk": self.index,
-                                    "section": self.context}
+        """The stored passage's metadata: its document's own (an e-mail's header), then where
+        it came from, flat so a filter reaches each: `file` (the document, also `source` as
+        before), `type`, `page` when it has one, `headings` (and `section`, joined), `start`
+        and `end` in the document's text, `chunk` number. Where it came from wins a name
+        clash (docs/filters.md)."""
+        found: dict[str, object] = {"source": self.doc, "file": self.doc, "type": self.type,
+                                    "chunk": self.index, "section": self.context,
+                                    "headings": list(self.headings), "start": self.start,
+                                    "end": self.end}
         if self.page is not None:
             found["page"] = self.page
-        return {**found, **self.metadata}
+        return {**self.metadata, **found}
 
     @property
     def passage(self) -> str:
@@ -106,15 +135,17 @@ def chunk_documents(docs: Iterable[Document], chunk_tokens: int = DEFAULT_CHUNK_
     chunks: list[Chunk] = []
     for doc in docs:
         index, start = 0, meter.done
+        kind = "pdf" if doc.pages and doc.kind in ("md", "pdf") else doc.kind
         for section in sections(doc):
-            for text, tokens, offset in _pack(section, chunk_tokens, splitter,
-                                              overlap_tokens > 0, meter):
+            for text, tokens, first, last in _pack(section, chunk_tokens, splitter,
+                                                   overlap_tokens > 0, meter):
                 context = HEADING_SEPARATOR.join(section.headings)
                 passage = f"{context}\n{text}" if context else text
                 if context or tokens is None:
                     tokens = count_tokens(passage)
                 chunks.append(Chunk(doc.path, index, text, tokens, context, section.title,
-                                    doc.page_at(offset), doc.metadata))
+                                    doc.page_at(first), doc.metadata, section.headings,
+                                    first, last, kind))
                 index += 1
         meter.reach(start + len(doc.text))
     meter.tell()
@@ -150,42 +181,49 @@ def window_chars(room: int) -> int:
     return max(WINDOW_CHARS, 16 * room)
 
 
+Piece = tuple[str, int | None, int, int]  # text, tokens (None: to count), start, end
+
+
 def _pack(section: Section, chunk_tokens: int, splitter: Callable[[int], TextSplitter],
-          overlap: bool, meter: _Meter) -> list[tuple[str, int | None, int]]:
+          overlap: bool, meter: _Meter) -> list[Piece]:
     """The section's paragraphs packed greedily into texts that fit beside its headings,
     each with its tokens when one piece is the whole text (else None: to be counted) and
-    where it starts in the document's text."""
+    its span in the document's text."""
     heading_tokens = count_tokens(HEADING_SEPARATOR.join(section.headings)) + 1 \
         if section.headings else 0
     room = max(chunk_tokens - heading_tokens, min(MIN_BODY_TOKENS, chunk_tokens))
-    pieces: list[tuple[str, int, int]] = []
-    for paragraph, start in zip(section.paragraphs, section.starts, strict=True):
+    pieces: list[tuple[str, int, int, int]] = []
+
+    def place(at: Placed, found: Iterable[tuple[int, str]]) -> None:
+        pieces.extend((piece, count_tokens(piece), at.start(offset),
+                       at.end(offset + len(piece))) for offset, piece in found)
+
+    for paragraph, at in zip(section.paragraphs, section.places, strict=True):
         if len(paragraph) > window_chars(room):
-            pieces.extend((piece, count_tokens(piece), start + offset) for offset, piece
-                          in _windows(paragraph, splitter(room), room, overlap, meter))
+            place(at, _windows(paragraph, splitter(room), room, overlap, meter))
             continue
         size = count_tokens(paragraph)
         if size <= room:
-            pieces.append((paragraph, size, start))
+            pieces.append((paragraph, size, at.start(0), at.end(len(paragraph))))
         elif _TABLE.match(paragraph):
-            pieces.extend((piece, count_tokens(piece), start)
-                          for piece in _table_pieces(paragraph, room, splitter))
+            pieces.extend((piece, count_tokens(piece), at.start(first), at.end(last))
+                          for piece, first, last in _table_pieces(paragraph, room, splitter))
         else:
-            pieces.extend((piece, count_tokens(piece), start + offset)
-                          for offset, piece in splitter(room).chunk_indices(paragraph)
-                          if piece.strip())
+            place(at, ((offset, piece) for offset, piece
+                       in splitter(room).chunk_indices(paragraph) if piece.strip()))
         meter.reach(meter.done + len(paragraph))
-    texts: list[tuple[str, int | None, int]] = []
-    current, used, joined, first = "", 0, False, 0
-    for piece, size, start in pieces:
+    texts: list[Piece] = []
+    current, used, joined, first, last = "", 0, False, 0, 0
+    for piece, size, start, end in pieces:
         if current and used + size + 1 <= room:
             current, used, joined = f"{current}\n\n{piece}", used + size + 1, True
+            last = max(last, end)
         else:
             if current:
-                texts.append((current, None if joined else used, first))
-            current, used, joined, first = piece, size, False, start
+                texts.append((current, None if joined else used, first, last))
+            current, used, joined, first, last = piece, size, False, start, end
     if current:
-        texts.append((current, None if joined else used, first))
+        texts.append((current, None if joined else used, first, last))
     return texts
 
 
@@ -226,25 +264,33 @@ _TABLE = re.compile(r"^\s*\|.*\|\s*\n\s*\|?\s*:?-{2,}")
 
 
 def _table_pieces(table: str, room: int, splitter: Callable[[int], TextSplitter]
-                  ) -> list[str]:
+                  ) -> list[tuple[str, int, int]]:
     """A Markdown table too long for one chunk, cut between rows: each piece opens with the
-    header row and its rule. A row too long even so is cut like text."""
+    header row and its rule. A row too long even so is cut like text. Each piece comes with
+    the span of the table it was cut from (the first's holds the header; the others', their
+    own rows only)."""
     header, rule, *rows = table.split("\n")
     top = f"{header}\n{rule}"
     top_tokens = count_tokens(top) + 1
-    pieces: list[str] = []
+    pieces: list[tuple[str, int, int]] = []
     current: list[str] = []
-    used = top_tokens
+    used, first, last = top_tokens, 0, 0
+    at = len(top) + 1  # where the next row starts in the table
     for row in rows:
         size = count_tokens(row) + 1
         if current and used + size > room:
-            pieces.append("\n".join([top, *current]))
+            pieces.append(("\n".join([top, *current]), first, last))
             current, used = [], top_tokens
         if top_tokens + size > room:
-            pieces.extend(piece for piece in splitter(room).chunks(row) if piece.strip())
-            continue
-        current.append(row)
-        used += size
+            pieces.extend((piece, at + offset, at + offset + len(piece)) for offset, piece
+                          in splitter(room).chunk_indices(row) if piece.strip())
+        else:
+            if not current and pieces:
+                first = at
+            current.append(row)
+            used += size
+            last = at + len(row)
+        at += len(row) + 1
     if current:
-        pieces.append("\n".join([top, *current]))
+        pieces.append(("\n".join([top, *current]), first, last))
     return pieces

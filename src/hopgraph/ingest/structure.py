@@ -38,6 +38,7 @@ from hopgraph.ingest.lines import (
     wrapped,
 )
 from hopgraph.ingest.reading import Document
+from hopgraph.ingest.spans import Placed, Run, joined_runs
 
 MAX_MARKDOWN_HEADING = 500  # a longer "# ..." line is text (a heading is in all its chunks)
 HEADLINE_WORDS = 5  # a heading this long with three lower-case words is a phrase, not a name
@@ -66,13 +67,13 @@ GENERIC_HEADING_WORDS = frozenset(re.findall(r"\w+", """
 
 @dataclass
 class Section:
-    """Paragraphs under the same headings (outermost first; empty before any heading), and
-    where each paragraph starts in the document's text. `named`: whether the innermost
-    heading may name what the section is about (an e-mail's subject line never does)."""
+    """Paragraphs under the same headings (outermost first; empty before any heading), where
+    each lies in the document's text (`places`), and whether the innermost heading may name
+    what the section is about (`named`; an e-mail's subject line never does)."""
 
     headings: tuple[str, ...]
     paragraphs: list[str] = field(default_factory=list)
-    starts: list[int] = field(default_factory=list)
+    places: list[Placed] = field(default_factory=list)
     named: bool = True
 
     @property
@@ -88,10 +89,10 @@ class Section:
             return None
         return heading_entity(heading)
 
-    def add(self, paragraph: str, start: int) -> None:
-        """Append a paragraph that starts at `start` in the document's text."""
+    def add(self, paragraph: str, place: Placed) -> None:
+        """Append a paragraph that lies at `place` in the document's text."""
         self.paragraphs.append(paragraph)
-        self.starts.append(start)
+        self.places.append(place)
 
 
 _CODE_FIRST = re.compile(r"^([A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+)\b")
@@ -169,9 +170,9 @@ def sections(doc: Document) -> list[Section]:
 
 @dataclass
 class _Row:
-    """A line of text as read: wrapped lines joined (`joined`), where it starts."""
+    """A line as read (wrapped lines `joined`), and where its text lies in the document's."""
 
-    start: int
+    runs: tuple[Run, ...]
     text: str
     joined: bool = False
 
@@ -202,7 +203,7 @@ class _Outline:
     def add(self, rows: list[_Row]) -> None:
         """Rows of one block, as paragraphs of the open section (a table apart)."""
         for paragraph in _paragraphs(rows):
-            self.found[-1].add(paragraph.text, paragraph.start)
+            self.found[-1].add(paragraph.text, Placed(paragraph.runs))
 
 
 def _number_parts(heading: str) -> tuple[str, ...]:
@@ -216,7 +217,8 @@ def _number_parts(heading: str) -> tuple[str, ...]:
 def _numbered_lines(text: str) -> list[_Row]:
     rows, start = [], 0
     for line in text.splitlines(keepends=True):
-        rows.append(_Row(start + len(line) - len(line.lstrip()), line.strip()))
+        text = line.strip()
+        rows.append(_Row(((0, start + len(line) - len(line.lstrip()), len(text)),), text))
         start += len(line)
     return rows
 
@@ -237,9 +239,11 @@ def _joined(block: list[_Row], width: int) -> list[_Row]:
     previous = ""
     for row in block:
         if rows and wrapped(previous, row.text, width):
-            rows[-1] = _Row(rows[-1].start, join_wrapped(rows[-1].text, row.text), True)
+            last = rows[-1]
+            text = join_wrapped(last.text, row.text)
+            rows[-1] = _Row(joined_runs(last.runs, row.runs, row.text, text), text, True)
         else:
-            rows.append(_Row(row.start, row.text))
+            rows.append(_Row(row.runs, row.text))
         previous = row.text
     return rows
 
@@ -375,7 +379,7 @@ def _opens_section(rows: list[_Row], index: int, more: bool) -> bool:
 @dataclass
 class _Paragraph:
     text: str
-    start: int
+    runs: tuple[Run, ...]
 
 
 def _paragraphs(rows: list[_Row]) -> list[_Paragraph]:
@@ -386,8 +390,11 @@ def _paragraphs(rows: list[_Row]) -> list[_Paragraph]:
     for row in rows:
         is_table = bool(_TABLE_LINE.match(row.text))
         if found and is_table == table:
-            found[-1].text = f"{found[-1].text}\n{row.text}"
+            last = found[-1]
+            text = f"{last.text}\n{row.text}"
+            last.runs = joined_runs(last.runs, row.runs, row.text, text)
+            last.text = text
         else:
-            found.append(_Paragraph(row.text, row.start))
+            found.append(_Paragraph(row.text, row.runs))
         table = is_table
     return found

@@ -157,7 +157,7 @@ class GraphTools:
             query = Query(question, self.service.default_method(), top_k,
                           where=Where.parse(where))
             result = self.service.retrieve(query)
-            text = "".join(stream_answer(llm, question, [p.text for p in result.passages]))
+            text = "".join(stream_answer(llm, question, result.passages))
         view = views.answer_view(Answer(question, text, result, llm.usage.as_dict()))
         return _result(views.answer_text(view), view)
 

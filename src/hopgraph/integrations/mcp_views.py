@@ -15,13 +15,25 @@ from typing import Any
 # Python 3.12.
 from typing_extensions import TypedDict
 
-from hopgraph.records import Answer, Retrieval
+from hopgraph.records import Answer, Retrieval, passage_source, source_line
 
 _VIA_SHOWN = 2  # relations shown under a passage in the text (all are in the data)
 
 
+class SourceView(TypedDict):
+    """Where a passage came from: its file (the document id), page (a number, a sheet's
+    name, or null), headings, and span in the document's text (null when not known)."""
+
+    file: str | None
+    page: int | str | None
+    headings: list[str]
+    start: int | None
+    end: int | None
+
+
 class PassageView(TypedDict):
-    """A retrieved passage: `relations` are the relations that led to it, `via` their ids."""
+    """A retrieved passage: `relations` are the relations that led to it, `via` their ids,
+    `source` where it came from."""
 
     id: str
     text: str
@@ -29,6 +41,7 @@ class PassageView(TypedDict):
     doc_id: str | None
     relations: list[str]
     via: list[str]
+    source: SourceView | None
 
 
 class RelationView(TypedDict):
@@ -183,7 +196,8 @@ def documents_text(view: DocumentsView) -> str:
 def _passage_lines(passages: list[PassageView]) -> list[str]:
     lines = []
     for n, p in enumerate(passages, start=1):
-        lines.append(f"[{n}] (document {p['doc_id']}, score {p['score']:.3f}) "
+        where = source_line(p["source"] or passage_source({}, p["doc_id"]))
+        lines.append(f"[{n}] ({where or 'no document'}, score {p['score']:.3f}) "
                      f"{' '.join(p['text'].split())}")
         lines += [f"    via: {relation}" for relation in p["relations"][:_VIA_SHOWN]]
     return lines

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from hopgraph.api import GraphRAG
 from hopgraph.errors import UsageError
-from hopgraph.records import PassageHit
+from hopgraph.records import PassageHit, passage_source
 from hopgraph.retrieve.query import Query
 from hopgraph.where import Where
 
@@ -27,9 +27,13 @@ class Found:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def described(self) -> dict[str, Any]:
-        """The metadata an adapter gives a passage: its own, then hopgraph's (`doc_id`,
-        `score`, `relations`, `via`), which win on a name clash."""
-        return {**self.metadata, "doc_id": self.hit.doc_id, "score": self.hit.score,
+        """The metadata an adapter gives a passage: its own, then hopgraph's, which win on a
+        name clash: where it came from, flat (`file`, `page`, `headings`, `start`, `end`;
+        `source` the file, as LangChain's loaders name it, unless the passage's own metadata
+        has a `source`), then `doc_id`, `score`, `relations`, `via`."""
+        source = self.hit.source or passage_source(self.metadata, self.hit.doc_id)
+        return {**self.metadata, **source, "source": self.metadata.get("source", source["file"]),
+                "doc_id": self.hit.doc_id, "score": self.hit.score,
                 "relations": list(self.hit.relations), "via": list(self.hit.via)}
 
 

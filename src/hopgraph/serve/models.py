@@ -153,9 +153,21 @@ class _View(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class PassageSource(_View):
+    """Where a passage came from (docs/server.md, "Sources"): a passage stored without
+    these (an older graph, a JSON row) has its document id as `file` and nulls."""
+
+    file: str | None = Field(description="the document: its path, or its upload's name")
+    page: int | str | None = Field(
+        description="the page (from 1) or slide it starts on, a sheet's name; null for none")
+    headings: list[str] = Field(description="the headings above it, outermost first")
+    start: int | None = Field(description="where its span starts in the document's text")
+    end: int | None = Field(description="where its span ends (excluded)")
+
+
 class Passage(_View):
-    """A retrieved passage, the relations that led to it (their texts and ids) and its
-    document."""
+    """A retrieved passage, the relations that led to it (their texts and ids), its
+    document and where in it the passage came from."""
 
     id: str
     text: str
@@ -163,6 +175,8 @@ class Passage(_View):
     relations: list[str]
     via: list[str]
     doc_id: str | None
+    source: PassageSource | None = Field(
+        default=None, description="file, page, headings and span of the passage")
     metadata: dict[str, Any] | None = Field(
         default=None, description="the passage's stored metadata (with include_metadata)")
 

@@ -16,6 +16,7 @@ from hopgraph.answer import stream_answer
 from hopgraph.api import GraphRAG
 from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
+from hopgraph.records import Retrieval, cited_sources
 from hopgraph.serve.auth import guard, missing
 from hopgraph.serve.errors import HTTPError, clip, described
 from hopgraph.serve.job_models import DocumentsPage
@@ -119,7 +120,7 @@ def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any, write_wait: flo
         if service.llm is None:
             return {"answer": None, "message": NO_LLM_HELP.replace(
                 " The retrieved evidence is shown above.", ""), "passages": evidence}
-        return StreamingResponse(_answer_events(service, body.question, evidence),
+        return StreamingResponse(_answer_events(service, body.question, result, evidence),
                                  media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache"})
 
@@ -237,14 +238,17 @@ def _with_metadata(service: GraphService, answer: bytes) -> bytes:
     return json.dumps(data, ensure_ascii=False).encode("utf-8")
 
 
-def _answer_events(service: GraphService, question: str, evidence: list[dict[str, Any]]
-                   ) -> Iterator[str]:
+def _answer_events(service: GraphService, question: str, result: Retrieval,
+                   evidence: list[dict[str, Any]]) -> Iterator[str]:
     assert service.llm is not None
     yield _event("evidence", {"passages": evidence})
     try:
-        for chunk in stream_answer(service.llm, question, [p["text"] for p in evidence]):
+        written: list[str] = []
+        for chunk in stream_answer(service.llm, question, result.passages):
+            written.append(chunk)
             yield _event("token", {"text": chunk})
-        yield _event("done", {"usage": service.llm.usage.as_dict()})
+        yield _event("done", {"usage": service.llm.usage.as_dict(),
+                              "citations": cited_sources("".join(written), result.passages)})
     except LLMError as exc:  # the error body, as an event: the stream has begun
         yield _event("error", {"error": {"code": "upstream_failed", "message": clip(str(exc)),
                                          "fix": None}})

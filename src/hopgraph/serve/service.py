@@ -27,7 +27,7 @@ from hopgraph.api import GraphRAG
 from hopgraph.config import DEFAULT_ANSWER_CACHE
 from hopgraph.identity import entity_id
 from hopgraph.llm import LLMClient
-from hopgraph.records import Retrieval, comparison_json
+from hopgraph.records import Retrieval, comparison_json, with_sources
 from hopgraph.retrieve import Retriever, registry
 from hopgraph.retrieve.query import Query
 from hopgraph.serve import subgraph
@@ -121,7 +121,7 @@ class GraphService:
         current = self._current
 
         def compute() -> dict[str, Any]:
-            return _answer(current.retriever, query, current.notes)
+            return _answer(current.retriever, query, current.notes, self.rag.passage_metadata)
 
         if registry.get(query.method).needs_llm or current.size <= 0:
             return _dumps({**compute(), "cached": False})
@@ -132,6 +132,7 @@ class GraphService:
         current = self._current
         result = current.retriever.retrieve(query)
         result.notes.extend(current.notes)
+        with_sources([result], self.rag.passage_metadata)
         return result
 
     def entity(self, name: str) -> dict[str, Any] | None:
@@ -173,12 +174,15 @@ class WriteBusy(TimeoutError):
     """Another write held the graph for longer than the caller would wait."""
 
 
-def _answer(retriever: Retriever, query: Query, notes: list[str]) -> dict[str, Any]:
+def _answer(retriever: Retriever, query: Query, notes: list[str],
+            metadata_of: Callable[[list[str]], dict[str, dict[str, Any]]]) -> dict[str, Any]:
     """The retrieval view (`records.comparison_json`) plus the subgraph behind it; `notes`
-    (the graph's unfinished documents) join both retrievals' notes."""
+    (the graph's unfinished documents) join both retrievals' notes; the passages' sources
+    come from their stored metadata (`metadata_of`)."""
     result, naive = retriever.compare(query)
     result.notes.extend(notes)
     naive.notes.extend(notes)
+    with_sources([result, naive], metadata_of)
     seen = retriever.context(query)  # the drawing shows what the query's filter lets in
     return {**comparison_json(result, naive),
             "subgraph": subgraph.for_retrieval(seen.graph, seen.linker, result)}

@@ -7,8 +7,30 @@
 // ---------------------------------------------------------------------------------------------
 // Results
 
+const SLIDE_TYPES = new Set(["pptx", "ppt", "odp", "key"]);
+
+/** Where a passage came from, as `records.source_line` writes it: "report.pdf · p. 3 ·
+ * Safety › Battery"; the document id for a passage stored without a source. */
+function sourceLine(passage) {
+  const source = passage.source || {};
+  const file = source.file || passage.doc_id;
+  const parts = file ? [file] : [];
+  const page = source.page;
+  if (typeof page === "number") {
+    const dot = String(file || "").lastIndexOf(".");
+    const suffix = dot >= 0 ? String(file).slice(dot + 1).toLowerCase() : "";
+    parts.push(`${SLIDE_TYPES.has(suffix) ? "slide" : "p."} ${page}`);
+  } else if (page) {
+    parts.push(String(page));
+  }
+  const headings = (source.headings || []).filter((h) => h);
+  if (headings.length) parts.push(headings.join(" › "));
+  return parts.join(" · ");
+}
+
 function passageItem(passage, rank, extra) {
   const relations = passage.relations || [];
+  const where = sourceLine(passage);
   return el(
     "li",
     { class: "passage", "data-passage": passage.id },
@@ -18,8 +40,9 @@ function passageItem(passage, rank, extra) {
       el("span", { class: "rank" }, `#${rank}`),
       el("span", { class: "score", title: "score" }, Number(passage.score).toFixed(3)),
       extra,
-      // The whole id, as text: CSS wraps a long one.
-      passage.doc_id ? el("span", { class: "doc muted" }, passage.doc_id) : null,
+      // The whole source, as text: CSS wraps a long one.
+      where ? el("span", { class: "doc source muted", title: "where it came from" }, where)
+        : null,
     ),
     el("p", { class: "text" }, passage.text),
     relations.length
