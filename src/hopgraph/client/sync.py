@@ -103,7 +103,8 @@ class Client:
     def upload(self, files: Iterable[FileLike], *, extractor: str = "auto",
                append: bool = False, wait: bool = False, timeout: float = 600.0
                ) -> dict[str, Any]:
-        """Send files (paths, or (name, bytes) pairs: .txt, .md, .pdf, JSON/JSONL rows) to be
+        """Send files (paths, or (name, bytes) pairs: documents as `hopgraph ingest` reads
+        them, .txt .md .pdf .docx .pptx .xlsx .csv .html .eml, or JSON/JSONL rows) to be
         ingested in a background job on the server; the job (a dict: `id`, `state`,
         progress, `documents`, `problems`). With `wait`, when it has ended (`wait_for_job`).
         """
