@@ -72,7 +72,8 @@ def test_plain_text_headings_and_a_title_over_them() -> None:
 @pytest.mark.parametrize(("heading", "entity"), [
     ("Leadership", False), ("Staff profiles", False), ("Press release", False),
     ("Products", False), ("Greencreek, Idaho", True), ("The Blitz", True),
-    ("Maria Lind", True), ("Riemann integral", True), (None, False)])
+    ("Maria Lind", True), ("Riemann integral", True), (None, False), ("Sheet1", False),
+    ("Slide 3", False), ("Boeing 747", True)])
 def test_which_headings_name_something(heading: str | None, entity: bool) -> None:
     assert names_something(heading) is entity
 

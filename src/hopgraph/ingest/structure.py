@@ -96,6 +96,7 @@ class Section:
 
 
 _CODE_FIRST = re.compile(r"^([A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+)\b")
+_PLACEHOLDER = re.compile(r"^(?:slide|sheet|page|table|figure|chart|tab)\s*\d+$", re.IGNORECASE)
 _ROLE = re.compile(r"\s+[—–-]\s+")  # "Grace Whitlow — Plant Manager": a name, then a role
 LEGAL_FORM_WORDS = frozenset(["ltd", "limited", "inc", "plc", "llc", "llp", "gmbh", "ag", "sa",
                               "bv", "nv", "co", "corp"])
@@ -109,6 +110,8 @@ def names_something(heading: str | None) -> bool:
     SUMMARY (CRM export)")."""
     if not heading or section_number(heading) is not None:
         return False  # a numbered section is a part of the document
+    if _PLACEHOLDER.match(heading.strip()):
+        return False  # a name a program gives ("Sheet1", "Slide 3"), not the author
     name = heading_entity(heading)
     capitals = re.findall(r"(?<![\w-])[^\W\d_]{3,}(?![\w-])", name)
     if sum(word.isupper() for word in capitals) >= 2:
