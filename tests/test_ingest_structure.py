@@ -109,17 +109,19 @@ def test_inputs_are_sorted_by_suffix_and_content(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("Plain notes.", encoding="utf-8")
     (tmp_path / "README").write_text("No suffix, plain text.", encoding="utf-8")
     (tmp_path / "page.md").write_text("# Page", encoding="utf-8")
-    (tmp_path / "data.csv").write_text("x,y", encoding="utf-8")
+    (tmp_path / "data.csv").write_text("x,y", encoding="utf-8")  # a table: a document
+    (tmp_path / "data.dat").write_text("x y", encoding="utf-8")
     (tmp_path / "blob").write_bytes(b"\x00\x01binary")
     found = sort_inputs([tmp_path])
     assert sorted(p.name for p in found.rows) == ["rows.jsonl", "rows.txt"]
-    assert sorted(p.name for p in found.documents) == ["README", "notes.txt", "page.md"]
-    assert sorted(Path(p.where).name for p in found.skipped) == ["blob", "data.csv"]
+    assert sorted(p.name for p in found.documents) == ["README", "data.csv", "notes.txt",
+                                                               "page.md"]
+    assert sorted(Path(p.where).name for p in found.skipped) == ["blob", "data.dat"]
     forced = sort_inputs([tmp_path / "rows.txt"], documents_only=True)
     assert forced.documents == [tmp_path / "rows.txt"]
-    with pytest.raises(InputError, match=r"unsupported file type '\.csv'") as caught:
-        sort_inputs([tmp_path / "data.csv"])
-    assert "data.csv" in str(caught.value)
+    with pytest.raises(InputError, match=r"unsupported file type '\.dat'") as caught:
+        sort_inputs([tmp_path / "data.dat"])
+    assert "data.dat" in str(caught.value)
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="nothing to read in this folder: it holds no files"):
         sort_inputs([tmp_path / "empty"])
