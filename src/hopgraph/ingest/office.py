@@ -36,11 +36,13 @@ def read_docx(path: Path) -> ReadText:
         raise InputError(f"cannot read Word file ({type(exc).__name__}: {exc})",
                          where=str(path)) from exc
     table = office_library("docx.table", "python-docx", path).Table
-    titled = any(_style(block) == "title" for block in blocks if not isinstance(block, table))
+    # A paragraph's style is looked up through the styles part each time it is asked for:
+    # once per paragraph, here.
+    styles = ["" if isinstance(block, table) else _style(block) for block in blocks]
+    titled = "title" in styles
     out = MarkdownText()
     items: list[tuple[int, str]] = []
-    for block in blocks:
-        style = "" if isinstance(block, table) else _style(block)
+    for block, style in zip(blocks, styles, strict=True):
         if style.startswith("list"):
             items.append((0, block.text))
             continue
