@@ -10,10 +10,11 @@ import pytest
 
 from hopgraph.errors import InputError
 from hopgraph.ingest.documents import Chunk, chunk_documents
+from hopgraph.ingest.heading_names import heading_entity, names_something
 from hopgraph.ingest.inputs import sort_inputs
 from hopgraph.ingest.pdf import Line, pdf_text
 from hopgraph.ingest.reading import Document, read_documents
-from hopgraph.ingest.structure import heading_entity, names_something, sections
+from hopgraph.ingest.structure import sections
 
 WRAPPED_PAGE = """Quarterly report
 The Kestrel Probe was designed by Tomas Ekdahl at the Bergen workshop, where the
