@@ -189,6 +189,16 @@ def test_an_html_page_without_h1_is_titled_by_its_title(tmp_path: Path) -> None:
     assert [c.context for c in chunks] == ["Norrcell AB › Batteries"]
 
 
+@pytest.mark.parametrize("title", ["norrcell-notes", "Norrcell Notes", "Untitled"])
+def test_a_title_that_is_the_file_name_or_a_placeholder_is_no_heading(tmp_path: Path,
+                                                                       title: str) -> None:
+    (tmp_path / "norrcell_notes.html").write_text(
+        f"<html><head><title>{title}</title></head><body><h2>Batteries</h2>"
+        "<p>Norrcell ships battery packs from Umeå.</p></body></html>", encoding="utf-8")
+    _, chunks = read_one(tmp_path / "norrcell_notes.html")
+    assert [c.context for c in chunks] == ["Batteries"]  # as a file name is never a title
+
+
 def test_a_page_nested_deeper_than_recursion_allows_is_read(tmp_path: Path) -> None:
     depth = 5 * sys.getrecursionlimit()
     (tmp_path / "deep.html").write_text(

@@ -61,10 +61,20 @@ def html_markdown(markup: bytes | str, path: Path) -> ReadText:
     out = MarkdownText()
     if root is not None:
         title = soup.title.get_text() if soup.title is not None else ""
-        if title.strip() and root.find("h1") is None:
+        if title.strip() and root.find("h1") is None and not _placeholder_title(title, path):
             out.heading(1, title)
         _Walker(bs4, out).block(root)
     return out.read()
+
+
+def _placeholder_title(title: str, path: Path) -> bool:
+    """Whether a page's `<title>` says nothing its file's name does not ("report" in
+    report.html, as pages exported by a program are titled) or is a program's placeholder
+    ("Untitled"): like a file name, it is no heading over every chunk."""
+    def key(text: str) -> str:
+        return re.sub(r"[\W_]+", " ", text).strip().lower()
+
+    return key(title) in (key(path.stem), "untitled", "untitled document", "document")
 
 
 def _has_lxml() -> bool:
