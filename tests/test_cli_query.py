@@ -158,8 +158,7 @@ def _passages(env: dict[str, str], question: str, *options: str) -> list[dict]:
 
 
 def test_query_json_gives_each_passage_its_source(report_env: dict[str, str]) -> None:
-    # a body placeholder is a bulleted list: its text comes as a list item
-    found = {p["text"].split("\n", 1)[-1].removeprefix("- "): p["source"]
+    found = {p["text"].split("\n", 1)[-1]: p["source"]
              for p in _passages(report_env, "How is the Kestrel Probe battery charged?")}
     safety = found[SAFETY]
     assert safety["file"] == "report.pdf" and safety["page"] == 3
@@ -216,8 +215,7 @@ def test_a_deck_gives_its_slide_numbers(tmp_path: Path) -> None:
     done = run_cli("ingest", str(tmp_path / "deck.pptx"), "--root", str(tmp_path), "--quiet",
                    env=env)
     assert done.code == 0, done.stderr
-    # a body placeholder is a bulleted list: its text comes as a list item
-    found = {p["text"].split("\n", 1)[-1].removeprefix("- "): p["source"]
+    found = {p["text"].split("\n", 1)[-1]: p["source"]
              for p in _passages(env, "How is the Kestrel Probe battery charged?")}
     assert found[SAFETY]["file"] == "deck.pptx" and found[SAFETY]["page"] == 3
     assert "Safety" in found[SAFETY]["headings"]

@@ -6,9 +6,9 @@
   row the header. Page headers, footers and comments are left out, as a PDF's furniture is.
 - PowerPoint (.pptx): each slide is a page, its title the heading over it ("Slide N" when
   it has none, so its text is not read under the slide before). Then its shapes from top to
-  bottom, left to right: a placeholder's paragraphs as list items (indented by their level),
-  a text box's as a paragraph, a table as a pipe table, a group's shapes in turn; the
-  speaker notes last, as a paragraph.
+  bottom, left to right: a placeholder's paragraphs as list items (indented by their level;
+  a placeholder of one paragraph is prose), a text box's as a paragraph, a table as a pipe
+  table, a group's shapes in turn; the speaker notes last, as a paragraph.
 """
 
 from __future__ import annotations
@@ -93,8 +93,8 @@ def _slide(slide: Any, number: int, out: MarkdownText) -> None:
             out.table([[cell.text for cell in row.cells] for row in shape.table.rows])
         elif getattr(shape, "has_text_frame", False):
             paragraphs = [(p.level, _paragraph_text(p)) for p in shape.text_frame.paragraphs]
-            if shape.is_placeholder:
-                out.items(paragraphs)
+            if shape.is_placeholder and sum(bool(text.strip()) for _, text in paragraphs) > 1:
+                out.items(paragraphs)  # bullets; one paragraph alone is prose, not a list
             else:
                 out.paragraph("\n".join(text for _, text in paragraphs))
     if slide.has_notes_slide:
