@@ -356,7 +356,11 @@ def test_a_served_upload_of_one_long_line_leaves_the_server_answering_and_cancel
         asked = {**question, "question": f"Who met Ada {number}?"}  # computed, not cached
         assert web.post(f"{base}/query", json=asked).status_code == 200
     cancel = web.delete(f"{base}/jobs/{job['id']}").json()
-    assert cancel["cancel_requested"] and cancel["stage"] == "reading", cancel
+    # Still reading, or already stopped by the cancel between two pieces of the file (the
+    # reply may come after the job has ended): never past reading.
+    assert cancel["cancel_requested"], cancel
+    assert cancel["stage"] == "reading" or (cancel["stage"] == "ended"
+                                           and cancel["state"] == "cancelled"), cancel
     final = waiting_end(web, f"{base}/jobs/{job['id']}/events")
     assert final["state"] == "cancelled" and final["documents"] == []
     [entry] = final["files"]
