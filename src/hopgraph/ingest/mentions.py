@@ -142,6 +142,18 @@ def without_legal_form(name: str) -> str:
     return short if len(short) >= 3 and short[:1].isupper() else name
 
 
+def written(tokens: list[str], spacing: list[str] | None, i: int, j: int) -> str:
+    """Tokens i..j as a name: as written (`spacing`: the text before each token; one space
+    each when None), without a legal form. Text tokenized before it reached us spaces out
+    hyphens and apostrophes inside names ("Saint - Denis"): the name is the same without
+    the spaces."""
+    if spacing is None:
+        text = " ".join(tokens[i:j])
+    else:
+        text = tokens[i] + "".join(spacing[k] + tokens[k] for k in range(i + 1, j))
+    return without_legal_form(_SPACED_JOINER.sub(r"\1", text))
+
+
 def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
              ) -> list[Mention]:
     """The mentions of one sentence's tokens (`spacing`: the text before each token, to
@@ -161,13 +173,7 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
             if rules.codes and is_code(tokens[j]) and not is_code(tokens[i]):
                 break  # "Incident IR-2322": the code is the name
             j += step
-        if spacing is None:
-            text = " ".join(tokens[i:j])
-        else:
-            text = tokens[i] + "".join(spacing[k] + tokens[k] for k in range(i + 1, j))
-        # Text tokenized before it reached us spaces out hyphens and apostrophes inside names
-        # ("Saint - Denis"): the name is the same without the spaces.
-        text = without_legal_form(_SPACED_JOINER.sub(r"\1", text))
+        text = written(tokens, spacing, i, j)
         if value == "I" and j - i == 1:
             pass  # the pronoun; "I" inside a name ("World War I") is part of it
         elif rules.lone_numbers or j - i > 1 or not is_number(value) or is_code(value):

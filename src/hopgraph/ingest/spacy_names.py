@@ -29,7 +29,7 @@ from itertools import pairwise
 from typing import Any
 
 from hopgraph.errors import UsageError
-from hopgraph.ingest.mentions import CONNECTORS, MONTHS, UNITS, Rules, is_code
+from hopgraph.ingest.mentions import CONNECTORS, MONTHS, UNITS, Rules, is_code, written
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,6 @@ LEADING = frozenset({"the", "a", "an", "this", "that", "these", "those", "its", 
                      "her", "our", "about", "around", "some", "nearly", "almost", "over",
                      "under"})
 _WORD = re.compile(r"\w")
-_SPACED_JOINER = re.compile(r"\s+([-'’])\s+")
 # What may stand between two names the rules keep as one ("Bramley's Fresh Kitchen").
 JOINERS = CONNECTORS | {"'s", "’s", "'", "’", "-", "and"}
 _BREAKS = frozenset("()[]{},;:|/\"“”")
@@ -164,7 +163,7 @@ def corrected(tokens: list[str], spacing: list[str], found: list[tuple[int, int]
         raise UsageError(f"unknown names mode {rules.names!r}; expected one of "
                          f"{', '.join(MODES)}")
     if rules.names == "rules" or not tokens:
-        return [(_text(tokens, spacing, i, j), i, j) for i, j in found]
+        return [(written(tokens, spacing, i, j), i, j) for i, j in found]
     text, starts = _layout(tokens, spacing)
     result = analyse([text])[0]
 
@@ -183,7 +182,7 @@ def corrected(tokens: list[str], spacing: list[str], found: list[tuple[int, int]
     else:
         proper = {k for r in result.proper for k in range(*_covering(starts, tokens, *r))}
         spans = _both(tokens, found, names + chunks, dates, proper, rules)
-    return [(_text(tokens, spacing, i, j), i, j) for i, j in _disjoint(spans)]
+    return [(written(tokens, spacing, i, j), i, j) for i, j in _disjoint(spans)]
 
 
 def _both(tokens: list[str], found: list[tuple[int, int]], names: list[tuple[int, int]],
@@ -309,9 +308,3 @@ def _disjoint(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
         if not out or span[0] >= out[-1][1]:
             out.append(span)
     return out
-
-
-def _text(tokens: list[str], spacing: list[str], i: int, j: int) -> str:
-    """Tokens i..j as written; spaced-out hyphens and apostrophes closed ("Saint - Denis")."""
-    text = tokens[i] + "".join(spacing[k] + tokens[k] for k in range(i + 1, j))
-    return _SPACED_JOINER.sub(r"\1", text)
