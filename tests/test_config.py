@@ -49,3 +49,26 @@ def test_embedding_request_limits(monkeypatch: pytest.MonkeyPatch) -> None:
         with pytest.raises(UsageError, match=f"HOPGRAPH_EMBED_{name}.*{message}"):
             Settings.load()
         monkeypatch.delenv(f"HOPGRAPH_EMBED_{name}")
+
+
+def test_graph_tuning_comes_from_the_environment_once_and_is_checked(monkeypatch) -> None:
+    for name in ("HOPGRAPH_FANOUT", "HOPGRAPH_ANN_MIN_ROWS", "HOPGRAPH_LEASE_SECONDS",
+                 "HOPGRAPH_LEASE_WAIT", "HOPGRAPH_NAMES"):
+        monkeypatch.delenv(name, raising=False)
+    default = Settings.load()
+    assert (default.fanout, default.ann_min_rows, default.lease_seconds, default.lease_wait,
+            default.names) == (2_000, 200_000, 30.0, 600.0, "rules")
+    monkeypatch.setenv("HOPGRAPH_FANOUT", "50")
+    monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "-3")  # below 0 is off, as 0
+    monkeypatch.setenv("HOPGRAPH_LEASE_SECONDS", "3")
+    tuned = Settings.load(lease_wait=5)
+    assert (tuned.fanout, tuned.ann_min_rows, tuned.lease_seconds, tuned.lease_wait) == (
+        50, 0, 3.0, 5.0)
+    for name, value, message in (
+            ("HOPGRAPH_FANOUT", "many", "HOPGRAPH_FANOUT='many' is not a whole number"),
+            ("HOPGRAPH_LEASE_SECONDS", "0.5", "HOPGRAPH_LEASE_SECONDS must be at least 1"),
+            ("HOPGRAPH_LEASE_WAIT", "soon", "HOPGRAPH_LEASE_WAIT must be a number of seconds")):
+        with monkeypatch.context() as env:
+            env.setenv(name, value)
+            with pytest.raises(UsageError, match=message):
+                Settings.load()

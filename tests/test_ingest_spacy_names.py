@@ -11,7 +11,7 @@ import sys
 import pytest
 from syntok import segmenter
 
-from hopgraph.config import offline_names
+from hopgraph.config import Settings
 from hopgraph.errors import UsageError
 from hopgraph.ingest import spacy_names
 from hopgraph.ingest.mentions import Rules, mentions
@@ -68,12 +68,13 @@ def test_the_rules_alone_never_load_spacy(monkeypatch: pytest.MonkeyPatch) -> No
 
 def test_the_mode_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("HOPGRAPH_NAMES", raising=False)
-    assert offline_names() == "rules"
+    assert Settings.load().names == "rules"
     monkeypatch.setenv("HOPGRAPH_NAMES", "Both")
-    assert offline_names() == "both"
+    assert Settings.load().names == "both"
+    assert Settings.load(names="spacy").names == "spacy"  # an argument over the environment
     monkeypatch.setenv("HOPGRAPH_NAMES", "nltk")
     with pytest.raises(UsageError, match="HOPGRAPH_NAMES must be one of rules, spacy, both"):
-        offline_names()
+        Settings.load()
     with pytest.raises(UsageError, match="unknown names mode"):
         names("Maria Lind joined.", "nltk")
 

@@ -58,8 +58,10 @@ def test_default_retrieval_is_unchanged_while_no_hub_reaches_the_cap(open_graph,
                  "Where is the company of the person born in Town 5?"]
 
     def run(cap: str) -> list[tuple]:
-        monkeypatch.setenv("HOPGRAPH_FANOUT", cap)
-        found = [rag.retrieve(q, top_k=5) for q in questions]
+        monkeypatch.setenv("HOPGRAPH_FANOUT", cap)  # read when a graph is opened
+        reopened = open_graph(graph="fanout", create=False)
+        assert reopened.settings.fanout == int(cap)
+        found = [reopened.retrieve(q, top_k=5) for q in questions]
         return [([(p.id, p.score) for p in r.passages], r.bridges, r.notes) for r in found]
 
     uncapped = run("0")
@@ -91,9 +93,9 @@ def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
                                                                     monkeypatch) -> None:
     """With hubs, the question's best relations are taken from the hub pool's search: the
     same retrievals as with a search of their own, one relation search fewer."""
+    monkeypatch.setenv("HOPGRAPH_FANOUT", "20")  # the companies are hubs; the pool is 20
     rag = open_graph(graph="pooled")
     rag.add(records(300))  # each company has ~44 relations
-    monkeypatch.setenv("HOPGRAPH_FANOUT", "20")  # the companies are hubs; the pool is 20
     questions = ["Which city is the employer of Person 42 in?", "Who works for Company 3?",
                  "Where is the company of the person born in Town 5?"]
     search = rag.retriever.search
@@ -114,3 +116,16 @@ def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
     monkeypatch.setattr(Steps, "best", lambda self, n: self._best(n))
     assert run() == shared
     assert len(searches) == pooled + len(questions)
+
+
+def test_the_cap_is_read_when_a_graph_opens_never_per_query(open_graph, monkeypatch) -> None:
+    """$HOPGRAPH_FANOUT is one of the graph's settings (`Settings.fanout`), resolved when it is
+    opened: changing the environment later changes nothing for a graph already open."""
+    monkeypatch.delenv("HOPGRAPH_FANOUT", raising=False)
+    rag = open_graph(graph="once")
+    rag.add(records(60))
+    question = "Which city is the employer of Person 42 in?"
+    monkeypatch.setenv("HOPGRAPH_FANOUT", "2")
+    assert not any("hub entities" in note for note in rag.retrieve(question, top_k=5).notes)
+    reopened = open_graph(graph="once", create=False)
+    assert any("hub entities" in note for note in reopened.retrieve(question, top_k=5).notes)

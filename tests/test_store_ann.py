@@ -154,12 +154,13 @@ def test_graph_searches_with_indexes_equal_exact_ones(open_graph, monkeypatch) -
                  "Who works for Company 3?"]
 
     def answers(min_rows: str) -> list[list[tuple[str, float]]]:
-        monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", min_rows)
-        rag.state.forget_retriever()
-        got = [[(p.id, round(p.score, 5)) for p in rag.retrieve(q, top_k=5).passages]
+        monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", min_rows)  # read when a graph is opened
+        reader = open_graph(graph="annidx", create=False)
+        got = [[(p.id, round(p.score, 5)) for p in reader.retrieve(q, top_k=5).passages]
                for q in questions]
-        indexed = rag.retriever.search._relations.ann is not None
+        indexed = reader.retriever.search._relations.ann is not None
         assert indexed == (min_rows != "0")
+        reader.close()
         return got
 
     assert answers("200") == answers("0")

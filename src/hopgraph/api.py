@@ -65,8 +65,7 @@ class GraphRAG:
                                       embed_batch=embed_batch, embed_retries=embed_retries)
         self._owns_embedder = embedder is None or isinstance(embedder, str)
         self.embedder = embedder_for(self.settings) if self._owns_embedder else embedder
-        self.store = MilvusStore(self.settings.uri, self.settings.graph, self.settings.token,
-                                 create=create)
+        self.store = MilvusStore.from_settings(self.settings, create=create)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=create)
             self.state: GraphState[Retriever] = LexiconState(self.store, self.embedder.dim)
@@ -123,7 +122,8 @@ class GraphRAG:
         """The query pipeline over the current graph (rebuilt after each write)."""
         return self.state.retriever(lambda previous, stale: Retriever.over(
             self.state, self.embedder, self._llm, self.settings.memory_limit,
-            scan=self.mirror_scan, previous=previous, stale=stale))
+            scan=self.mirror_scan, previous=previous, stale=stale,
+            fanout=self.settings.fanout))
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -177,7 +177,8 @@ class GraphRAG:
     def add_prepared(self, plan: extract.Plan, progress: OnProgress | None = None,
                      append: bool = False) -> IngestSummary:
         """Ingest documents read and chunked by `ingest.extract.prepare` (`add_documents`)."""
-        return self.add_extracted(extract.run(plan, self._llm, tracked(progress)), progress,
+        return self.add_extracted(extract.run(plan, self._llm, tracked(progress),
+                                              self.settings.names), progress,
                                   append)
 
     def add_extracted(self, done: extract.Extraction, progress: OnProgress | None = None,

@@ -58,19 +58,6 @@ DEFAULT_LEASE_SECONDS = 30.0  # a writer's claim lives this long unless renewed
 DEFAULT_LEASE_WAIT = 600.0  # how long a writer waits for another one's lease, at most
 
 
-def lease_timing() -> tuple[float, float]:
-    """(seconds a writer lease lives unless renewed, seconds a writer waits for the lease):
-    $HOPGRAPH_LEASE_SECONDS and $HOPGRAPH_LEASE_WAIT, else the defaults."""
-    seconds = as_number(os.environ.get("HOPGRAPH_LEASE_SECONDS", DEFAULT_LEASE_SECONDS),
-                        float, "HOPGRAPH_LEASE_SECONDS", "seconds")
-    wait = as_number(os.environ.get("HOPGRAPH_LEASE_WAIT", DEFAULT_LEASE_WAIT), float,
-                     "HOPGRAPH_LEASE_WAIT", "seconds")
-    if seconds < 1 or wait < 0:
-        raise UsageError("HOPGRAPH_LEASE_SECONDS must be at least 1 and HOPGRAPH_LEASE_WAIT "
-                         "not negative")
-    return seconds, wait
-
-
 def cache_dir() -> Path:
     """hopgraph's cache (exported models, snapshots of server graphs): $HOPGRAPH_CACHE_DIR,
     else $XDG_CACHE_HOME/hopgraph, else ~/.cache/hopgraph."""
@@ -81,17 +68,9 @@ def cache_dir() -> Path:
     return Path(base).expanduser() / "hopgraph"
 
 
-NAME_SOURCES = ("rules", "spacy", "both")
-
-
-def offline_names() -> str:
-    """$HOPGRAPH_NAMES: where the offline extractor's names come from, "rules" (the default),
-    "spacy" or "both" (`mentions.Rules.names`, docs/extraction.md)."""
-    value = os.environ.get("HOPGRAPH_NAMES", "").strip().lower() or "rules"
-    if value not in NAME_SOURCES:
-        raise UsageError(f"HOPGRAPH_NAMES must be one of {', '.join(NAME_SOURCES)}, got "
-                         f"{value!r}")
-    return value
+NAME_SOURCES = ("rules", "spacy", "both")  # where the offline extractor's names come from
+DEFAULT_ANN_MIN_ROWS = 200_000  # rows of one kind from which it gets an ANN index
+DEFAULT_FANOUT = 2_000  # relations of one entity followed per graph step
 
 
 def from_env(cls: type[_S], env_names: Mapping[str, str], overrides: Mapping[str, Any],
@@ -116,6 +95,15 @@ def as_number(value: Any, kind: Callable[[Any], Any], setting: str, unit: str) -
         return kind(value)
     except (TypeError, ValueError):
         raise UsageError(f"{setting} must be {unit}, got {value!r}") from None
+
+
+def _whole_number(value: Any, setting: str, what: str) -> int:
+    """`value` as a whole number >= 0 (0: off); a bad value is a UsageError naming `setting`."""
+    try:
+        return max(int(str(value).strip()), 0)
+    except ValueError:
+        raise UsageError(f"{setting}={value!r} is not a whole number",
+                         fix=f"set {setting} to a number of {what} (0 turns it off)") from None
 
 
 def embed_limits(timeout: Any, batch: Any, retries: Any) -> tuple[float, int, int]:
@@ -151,10 +139,33 @@ class Settings:
     embed_timeout: float = DEFAULT_EMBED_TIMEOUT  # an openai:MODEL endpoint's, per reply
     embed_batch: int = DEFAULT_EMBED_BATCH  # texts per request
     embed_retries: int = DEFAULT_EMBED_RETRIES  # again after a 429, a 5xx, a lost connection
+    # Relations of one entity followed per graph step (retrieve.fanout); 0: no cap.
+    fanout: int = DEFAULT_FANOUT
+    # Rows of one kind of vectors from which it gets a nearest-neighbour index (store.ann);
+    # 0: none, every search exact.
+    ann_min_rows: int = DEFAULT_ANN_MIN_ROWS
+    lease_seconds: float = DEFAULT_LEASE_SECONDS  # a writer's lease lives this long unrenewed
+    lease_wait: float = DEFAULT_LEASE_WAIT  # a writer waits this long for the lease, at most
+    # Where the offline extractor's names come from: "rules", "spacy" or "both"
+    # (`mentions.Rules.names`, docs/extraction.md).
+    names: str = "rules"
 
     def __post_init__(self) -> None:
         self.embed_timeout, self.embed_batch, self.embed_retries = embed_limits(
             self.embed_timeout, self.embed_batch, self.embed_retries)
+        self.fanout = _whole_number(self.fanout, "HOPGRAPH_FANOUT", "relations")
+        self.ann_min_rows = _whole_number(self.ann_min_rows, "HOPGRAPH_ANN_MIN_ROWS", "rows")
+        self.lease_seconds = as_number(self.lease_seconds, float, "HOPGRAPH_LEASE_SECONDS",
+                                       "a number of seconds")
+        self.lease_wait = as_number(self.lease_wait, float, "HOPGRAPH_LEASE_WAIT",
+                                    "a number of seconds")
+        if not 1 <= self.lease_seconds < float("inf") or not 0 <= self.lease_wait < float("inf"):
+            raise UsageError("HOPGRAPH_LEASE_SECONDS must be at least 1 and HOPGRAPH_LEASE_WAIT "
+                             "not negative")
+        self.names = str(self.names).strip().lower() or "rules"
+        if self.names not in NAME_SOURCES:
+            raise UsageError(f"HOPGRAPH_NAMES must be one of {', '.join(NAME_SOURCES)}, got "
+                             f"{self.names!r}")
         if self.memory_limit is not None:
             self.memory_limit = as_number(self.memory_limit, int,
                                           "HOPGRAPH_MEMORY_LIMIT / memory_limit",
@@ -291,31 +302,3 @@ NO_LLM_HELP = (
     "HOPGRAPH_LLM_BASE_URL=http://localhost:11434/v1\n"
     "  or pass --llm MODEL [--llm-base-url URL]. The retrieved evidence is shown above."
 )
-
-
-DEFAULT_ANN_MIN_ROWS = 200_000  # rows of one kind from which it gets an ANN index
-DEFAULT_FANOUT = 2_000  # relations of one entity followed per graph step
-
-
-def _whole_number(name: str, default: int) -> int:
-    """$name as a whole number >= 0 (0: off), else `default`; a bad value is an error."""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return default
-    try:
-        return max(int(value), 0)
-    except ValueError:
-        raise UsageError(f"{name}={value!r} is not a whole number",
-                         fix=f"set {name} to a number of rows (0 turns it off)") from None
-
-
-def ann_min_rows() -> int:
-    """Rows from which a kind of vectors gets a nearest-neighbour index (store.ann);
-    $HOPGRAPH_ANN_MIN_ROWS, 0: none, every search exact."""
-    return _whole_number("HOPGRAPH_ANN_MIN_ROWS", DEFAULT_ANN_MIN_ROWS)
-
-
-def fanout() -> int:
-    """Relations of one entity followed per graph step (retrieve.fanout); $HOPGRAPH_FANOUT,
-    0: no cap."""
-    return _whole_number("HOPGRAPH_FANOUT", DEFAULT_FANOUT)

@@ -14,7 +14,7 @@ from typing import Any
 
 from hopgraph.api import GraphRAG
 from hopgraph.cli.common import Bars, embed_options, where_of, where_options
-from hopgraph.config import NAME_SOURCES
+from hopgraph.config import NAME_SOURCES, Settings
 from hopgraph.errors import InputError, UsageError
 from hopgraph.ingest.loaders import read_text
 from hopgraph.ingest.mentions import Rules
@@ -124,7 +124,6 @@ def _extracted(corpus: Path, rules: dict[str, bool], names: str | None) -> LoadR
     $HOPGRAPH_NAMES, else the rules)."""
     import time
 
-    from hopgraph.config import offline_names
     from hopgraph.ingest.offline_records import extract_corpus
 
     started = time.perf_counter()
@@ -132,7 +131,7 @@ def _extracted(corpus: Path, rules: dict[str, bool], names: str | None) -> LoadR
     if not isinstance(items, list):
         raise InputError('expected a list of {"title", "text"} objects', where=str(corpus))
     report, stats = extract_corpus(items, str(corpus),
-                                   Rules(**rules, names=names or offline_names()))
+                                   Rules(**rules, names=names or Settings.load().names))
     seconds = time.perf_counter() - started
     print(f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
           f"{stats.triplets} triplets in {seconds:.1f}s "

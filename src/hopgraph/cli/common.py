@@ -82,7 +82,7 @@ def one_shot(args: argparse.Namespace) -> bool:
 def open_store(args: argparse.Namespace) -> MilvusStore:
     """The graph's collections alone: stats and drop need no embedder and no graph load."""
     settings = Settings.load(uri=args.uri, graph=args.graph, token=args.token)
-    store = MilvusStore(settings.uri, settings.graph, settings.token, create=False)
+    store = MilvusStore.from_settings(settings, create=False)
     if not store.exists():
         store.close()
         raise StoreError(f"graph {settings.graph!r} does not exist at {settings.uri}",

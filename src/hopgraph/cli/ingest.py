@@ -8,6 +8,7 @@ import json
 import sys
 
 from hopgraph.cli.common import Bars, llm_client, llm_configured, open_graph
+from hopgraph.config import Settings
 from hopgraph.ingest import extract
 from hopgraph.ingest.documents import DEFAULT_CHUNK_TOKENS, DEFAULT_OVERLAP_TOKENS, SUFFIXES
 from hopgraph.progress import tracked
@@ -39,7 +40,7 @@ def _dry_run(plan: extract.Plan, args: argparse.Namespace) -> int:
               "the MiniLM tokenizer, so close to, not equal to, the LLM's count); no LLM call "
               "made")
     elif plan.extractor == "offline":
-        done = extract.run(plan)
+        done = extract.run(plan, names=Settings.load().names)
         for line in done.lines:
             print(line, file=sys.stderr)
         records = [record for report in done.reports for record in report.records]
@@ -60,7 +61,7 @@ def _extract(plan: extract.Plan, args: argparse.Namespace, bars: Bars | None
     and one that fails (or finds nothing to store) leaves no graph behind."""
     llm = llm_client(args) if plan.extractor == "llm" else None
     try:
-        return extract.run(plan, llm, tracked(bars))
+        return extract.run(plan, llm, tracked(bars), Settings.load().names)
     finally:
         if llm is not None:
             llm.close()

@@ -106,7 +106,7 @@ def keeper(args: argparse.Namespace) -> Keeper:
     through = reach(found) if found is not None else None
     if through is not None:
         return through
-    return InDatabase(MilvusStore(settings.uri, settings.graph, settings.token))
+    return InDatabase(MilvusStore.from_settings(settings))
 
 
 def reach(found: runtime.Runtime) -> ThroughServer | None:

@@ -100,12 +100,14 @@ def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool 
 
 
 def run(plan: Plan, llm: LLMClient | None = None,
-        progress: Callable[[str, int, int], None] | None = None) -> Extraction:
+        progress: Callable[[str, int, int], None] | None = None,
+        names: str = "rules") -> Extraction:
     """Extract the plan's chunks (`progress("extract", done, total)` as chunks are done, by
-    the LLM or the offline extractor; it may raise to stop).
+    the LLM or the offline extractor, whose names come from `names`: "rules", "spacy" or
+    "both", `Settings.names`; it may raise to stop).
     Nothing to store at all (every row and chunk skipped) is an InputError naming the first
     problem."""
-    done = replace(_extract(plan, llm, progress), aliases=dict(plan.aliases))
+    done = replace(_extract(plan, llm, progress, names), aliases=dict(plan.aliases))
     records = sum(len(report.records) for report in done.reports)
     if not records:
         problems = [problem for report in done.reports for problem in report.problems]
@@ -116,11 +118,11 @@ def run(plan: Plan, llm: LLMClient | None = None,
 
 
 def _extract(plan: Plan, llm: LLMClient | None,
-             progress: Callable[[str, int, int], None] | None) -> Extraction:
+             progress: Callable[[str, int, int], None] | None, names: str) -> Extraction:
     if plan.extractor is None:
         return Extraction(None, [*plan.rows, plan.reading], [])
     if plan.extractor == "offline":
-        return _offline(plan, progress)
+        return _offline(plan, progress, names)
     if llm is None:
         raise _no_llm()
     from hopgraph.ingest.llm_extractor import extract_records
@@ -153,13 +155,13 @@ def _no_llm() -> LLMError:
                     fix=f"{how} From Python: GraphRAG(..., llm=LLMClient(LLMSettings(...))).")
 
 
-def _offline(plan: Plan, progress: Callable[[str, int, int], None] | None) -> Extraction:
-    from hopgraph.config import offline_names
+def _offline(plan: Plan, progress: Callable[[str, int, int], None] | None,
+             names: str) -> Extraction:
     from hopgraph.ingest.mentions import Rules
     from hopgraph.ingest.offline_records import extract_chunks
 
     started = time.perf_counter()
-    report, stats = extract_chunks(plan.chunks, Rules(names=offline_names()), progress=progress)
+    report, stats = extract_chunks(plan.chunks, Rules(names=names), progress=progress)
     seconds = time.perf_counter() - started
     lines = [f"offline extractor: {stats.passages} passages, {stats.sentences} sentences, "
              f"{stats.triplets} triplets from {len(plan.docs)} documents in {seconds:.2f}s",

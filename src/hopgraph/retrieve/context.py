@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from hopgraph.config import DEFAULT_FANOUT
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.llm import LLMClient
@@ -47,6 +48,7 @@ class Context:
     embedder: Embedder
     search: Searcher
     llm: LLMClient | None = None
+    fanout: int = DEFAULT_FANOUT  # relations of one entity followed per step (Settings.fanout)
     _linker: EntityLinker | None = field(default=None, repr=False)
     # An earlier graph's linker: the new one extends it when only entities were added.
     linker_from: EntityLinker | None = field(default=None, repr=False)
@@ -69,7 +71,7 @@ class Context:
         """This context as a filtered query sees it: graph, searches and linker inside
         `scope` (`retrieve.scope`); the methods run on it unchanged."""
         return Context(ScopedGraph(self.graph, scope), self.embedder,  # type: ignore[arg-type]
-                       ScopedSearch(self.search, scope), self.llm,
+                       ScopedSearch(self.search, scope), self.llm, self.fanout,
                        _linker=ScopedLinker(self.linker, scope))  # type: ignore[arg-type]
 
 

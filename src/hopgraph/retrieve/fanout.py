@@ -1,4 +1,4 @@
-"""Bounded graph steps: at most `config.fanout()` relations of one entity ($HOPGRAPH_FANOUT)
+"""Bounded graph steps: at most `Settings.fanout` relations of one entity ($HOPGRAPH_FANOUT)
 are followed per step.
 
 The default method scores every relation of the entities it steps through (the question's
@@ -22,7 +22,6 @@ from collections.abc import Callable
 
 import numpy as np
 
-from hopgraph.config import fanout
 from hopgraph.graph import KnowledgeGraph
 
 HUB_POOL = 200  # the question's best relations searched for when a hub is met
@@ -32,10 +31,11 @@ class Steps:
     """One question's graph steps: each entity's relations, capped at `cap` for hubs."""
 
     def __init__(self, graph: KnowledgeGraph, best: Callable[[int], dict[int, float]],
-                 cap: int | None = None) -> None:
-        """`best(n)`: the question's n best relations in the graph, with their scores."""
+                 cap: int) -> None:
+        """`best(n)`: the question's n best relations in the graph, with their scores;
+        `cap`: relations followed per entity (0: all)."""
         self.graph = graph
-        self.cap = fanout() if cap is None else cap
+        self.cap = cap
         self._best = best
         self._pool: np.ndarray | None = None  # the question's best relations, best first
         self._pool_scores: dict[int, float] | None = None  # the same, with their scores

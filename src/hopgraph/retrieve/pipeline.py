@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from hopgraph.config import DEFAULT_FANOUT
 from hopgraph.embed import Embedder
 from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
@@ -32,22 +33,24 @@ class Retriever:
     """Runs the retrieval methods over one graph, as it was when the retriever was built."""
 
     def __init__(self, graph: KnowledgeGraph, embedder: Embedder, searcher: Searcher,
-                 llm: LLMClient | None = None, store: MilvusStore | None = None) -> None:
-        self.ctx = Context(graph, embedder, searcher, llm)
+                 llm: LLMClient | None = None, store: MilvusStore | None = None,
+                 fanout: int = DEFAULT_FANOUT) -> None:
+        self.ctx = Context(graph, embedder, searcher, llm, fanout=fanout)
         self.scopes = Scopes(graph, store)  # of the filters asked for on this graph
 
     @classmethod
     def over(cls, state: GraphState, embedder: Embedder, llm: LLMClient | None,
              memory_limit: int | None, scan: bool = True,
-             previous: Retriever | None = None, stale: frozenset[str] = frozenset()
-             ) -> Retriever:
+             previous: Retriever | None = None, stale: frozenset[str] = frozenset(),
+             fanout: int = DEFAULT_FANOUT) -> Retriever:
         """A retriever over the state's current graph, searching where `memory_limit` says
         (`search.make_searcher`); vectors a new mirror had to read from Milvus are handed to
         the state, to be kept on disk for the next process. With the `previous` retriever
         (of an earlier state of the same graph; `stale`: passages whose text changed since),
         its BM25 index and entity linker are carried over and brought up to date rather
         than built again (the cost of the change, not of the graph); without one, from
-        the lexicon saved beside the snapshot (`keeper`)."""
+        the lexicon saved beside the snapshot (`keeper`). `fanout`: the graph's
+        `Settings.fanout` (`retrieve.fanout`)."""
         search_from, linker_from = keeper.start(state, previous)
         searcher = make_searcher(state.store, state.graph, memory_limit,
                                  state.current_vectors(), scan=scan,
@@ -65,7 +68,7 @@ class Retriever:
         if previous is not None and isinstance(searcher, MilvusSearcher) and isinstance(
                 previous.search, MilvusSearcher):  # vectors by relation id: still true
             searcher.vector_cache = previous.search.vector_cache
-        made = cls(state.graph, embedder, searcher, llm, state.store)
+        made = cls(state.graph, embedder, searcher, llm, state.store, fanout)
         made.ctx.linker_from = linker_from
         keeper.built(state, made, previous)
         return made

@@ -57,7 +57,7 @@ class GraphPool:
         self.llm = first.llm
         self._cache_size = first.cache_size
         self._opener = opener or _like(rag)
-        self.catalog = MilvusStore(rag.settings.uri, self.default, rag.settings.token)
+        self.catalog = MilvusStore.from_settings(rag.settings)
         self.hide = hiding(rag.settings.uri)  # the database's places, out of what keys see
         self.cache: dict[str, CacheStats] = {self.default: first.cache}  # outlive closing
         self._open: OrderedDict[str, _Open] = OrderedDict(

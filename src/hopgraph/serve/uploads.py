@@ -95,7 +95,8 @@ def ingest_upload(job: Job, service: GraphService) -> None:
         plan = _read(job, entry, chosen, service.llm is not None)
         if plan is not None:
             plans[entry.name] = plan
-    ready = _extract_offline(job, plans) if chosen == "offline" else {}
+    ready = _extract_offline(job, plans, service.rag.settings.names) if chosen == "offline" \
+        else {}
     job.set_stage("storing")
     for entry in job.files:
         if entry.name not in plans:
@@ -166,9 +167,10 @@ def renamed(plan: extract.Plan, path: Path, name: str) -> extract.Plan:
                    rows=[rows(report) for report in plan.rows], reading=rows(plan.reading))
 
 
-def _extract_offline(job: Job, plans: dict[str, extract.Plan]
+def _extract_offline(job: Job, plans: dict[str, extract.Plan], names: str
                      ) -> dict[str, extract.Extraction]:
-    """Every file's records from one offline extraction of them all, by file."""
+    """Every file's records from one offline extraction of them all (names from `names`,
+    the graph's `Settings.names`), by file."""
     if not plans:
         return {}
     job.set_stage("extracting")
@@ -178,7 +180,8 @@ def _extract_offline(job: Job, plans: dict[str, extract.Plan]
         [c for p in plans.values() for c in p.chunks],
         {k: v for p in plans.values() for k, v in p.titles.items()},
         [r for p in plans.values() for r in p.rows])
-    done = extract.run(merged, progress=Tracker(lambda event: job.progress(None, event)))
+    done = extract.run(merged, progress=Tracker(lambda event: job.progress(None, event)),
+                       names=names)
     row_files = {id(report): name for name, plan in plans.items() for report in plan.rows}
     by_file: dict[str, list[LoadReport]] = defaultdict(list)
     for report in done.reports:

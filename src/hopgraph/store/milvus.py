@@ -20,7 +20,13 @@ from typing import Any
 
 from pymilvus.exceptions import MilvusException
 
-from hopgraph.config import cache_dir
+from hopgraph.config import (
+    DEFAULT_ANN_MIN_ROWS,
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_LEASE_WAIT,
+    Settings,
+    cache_dir,
+)
 from hopgraph.errors import StoreError
 from hopgraph.store import schema
 from hopgraph.store.changes import WHOLE, ChangeLog
@@ -37,9 +43,15 @@ class MilvusStore(Collections):
     """The four collections of one named graph in one Milvus database."""
 
     def __init__(self, uri: str, graph: str, token: str | None = None,
-                 create: bool = True) -> None:
+                 create: bool = True, *, lease_seconds: float = DEFAULT_LEASE_SECONDS,
+                 lease_wait: float = DEFAULT_LEASE_WAIT,
+                 ann_min_rows: int = DEFAULT_ANN_MIN_ROWS) -> None:
         """Connect; with `create=False` a Milvus Lite file that does not exist is an error
-        (a read never leaves an empty database behind)."""
+        (a read never leaves an empty database behind). The writer lease's timing and the
+        size from which vectors get a nearest-neighbour index are this graph's settings
+        (`config.Settings`; `from_settings`)."""
+        self.lease_seconds, self.lease_wait = lease_seconds, lease_wait
+        self.ann_min_rows = ann_min_rows
         if not _GRAPH_NAME.match(graph):
             raise StoreError(f"graph name {graph!r} is invalid",
                              fix="use letters, digits and '_', not starting with a digit")
@@ -70,6 +82,13 @@ class MilvusStore(Collections):
         self._meta: dict[str, Any] | None = None
         self.created = False  # whether `open` created the graph (it did not exist)
         self._closed = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings, create: bool = True) -> MilvusStore:
+        """The store of `settings.graph` at `settings.uri`, with the settings' tuning."""
+        return cls(settings.uri, settings.graph, settings.token, create,
+                   lease_seconds=settings.lease_seconds, lease_wait=settings.lease_wait,
+                   ann_min_rows=settings.ann_min_rows)
 
     @property
     def is_local(self) -> bool:

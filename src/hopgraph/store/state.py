@@ -60,7 +60,7 @@ class GraphState(Generic[R]):
         self.dim = dim
         self.log = ChangeLog(store, store.changes)
         self.vectors = GraphVectors(vector_files(store.snapshot_path(), dim,
-                                                 shared=store.is_local))
+                                                 shared=store.is_local), store.ann_min_rows)
         self.applied = (0, CLOSED)  # (write, part) up to which the graph follows the log
         self.source = ""  # where the graph was read from: "snapshot" or "Milvus"
         self._retriever: R | None = None

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 
-from hopgraph.config import ann_min_rows
 from hopgraph.store.ann import EF_BY_KIND, Ann, AnnFile
 from hopgraph.store.atomic import replace_file
 
@@ -144,8 +143,9 @@ class GraphVectors:
     for it as far as is known (`rows`: what the snapshot recorded, then kept in step; -1:
     not known to match). Every method takes the graph's row counts (`follow.sizes`)."""
 
-    def __init__(self, files: dict[str, VectorFile]) -> None:
+    def __init__(self, files: dict[str, VectorFile], ann_min_rows: int) -> None:
         self.files = files
+        self.ann_min_rows = ann_min_rows  # rows from which a kind is indexed (0: never)
         self.rows: dict[str, int] = {}
 
     def current(self, sizes: dict[str, int]) -> bool:
@@ -174,7 +174,7 @@ class GraphVectors:
     def index(self, sizes: dict[str, int]) -> None:
         """Bring each kind's nearest-neighbour index up to its vectors, when they match the
         graph (built, extended or discarded: `store.ann`). A failure costs only speed."""
-        min_rows = ann_min_rows()
+        min_rows = self.ann_min_rows
         for kind, size in sizes.items():
             file = self.files[kind]
             if file.ann is None or self.rows.get(kind) != size:
@@ -193,7 +193,7 @@ class GraphVectors:
     def indexes(self, sizes: dict[str, int]) -> dict[str, Ann]:
         """The nearest-neighbour indexes that match the graph's vectors, by kind."""
         found: dict[str, Ann] = {}
-        min_rows = ann_min_rows()
+        min_rows = self.ann_min_rows
         for kind, size in sizes.items():
             file = self.files[kind]
             if not min_rows or file.ann is None or self.rows.get(kind) != size or (

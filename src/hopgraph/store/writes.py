@@ -24,7 +24,6 @@ import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 
-from hopgraph.config import lease_timing
 from hopgraph.store.changes import KEEP_WRITES, WHOLE, ChangeLog, Part, ending, parts_of
 from hopgraph.store.lease import WriterLease
 from hopgraph.store.milvus import MilvusStore
@@ -40,8 +39,9 @@ class WriteSession:
     def __init__(self, store: MilvusStore, doing: str) -> None:
         self.store = store
         self.doing = doing
-        seconds, self.wait = lease_timing()
-        self.lease = WriterLease(store, store.writers, seconds, single_process=store.is_local)
+        self.wait = store.lease_wait
+        self.lease = WriterLease(store, store.writers, store.lease_seconds,
+                                 single_process=store.is_local)
         self.log = ChangeLog(store, store.changes)
         self.seq: int | None = None  # this write's number, once it changed something
         self.parts = 0
