@@ -70,7 +70,8 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> Ran:
 
 def run_process(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None
                 ) -> Ran:
-    """`python -m hopgraph.cli ARGS` in a new process, as a user runs it (slow: ~10 s)."""
+    """`python -m hopgraph.cli ARGS` in a new process, as a user runs it (slow: imports,
+    Milvus Lite and the model at every start)."""
     done = subprocess.run([sys.executable, "-m", "hopgraph.cli", *args],
                           env={**os.environ, **(env or {})}, cwd=cwd, capture_output=True,
                           text=True, stdin=subprocess.DEVNULL, timeout=300)

@@ -14,9 +14,10 @@ import pytest
 from pymilvus import MilvusClient
 
 PORT = 19530
-STARTUP_TIMEOUT_S = 180.0  # cold start is ~10 s; leave room for a slow CI machine
+STARTUP_TIMEOUT_S = 180.0  # far above a cold start here; leave room for a slow CI machine
 # A strong read waits for the proxy's next time tick (200 ms by default); our writes make a
-# few such reads, so at 50 ms a small add takes 0.6 s instead of 2.4 s. Same semantics:
+# few such reads, so at 50 ms a small add is much quicker (benchmarks/RESULTS.md, "Many
+# processes, one graph"). Same semantics:
 # docs/server.md suggests the same setting to users whose writes are small and many.
 TIME_TICK_MS = 50
 # The largest reply the proxy sends (`proxy.grpc.serverMaxSendSize`; 64 MB by default, which

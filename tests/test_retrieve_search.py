@@ -164,9 +164,9 @@ def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
 
 def test_every_relation_asked_about_is_scored_exactly(shared_db: str) -> None:
     """Every relation asked about gets its exact score: the first time from Milvus (a
-    filtered search, which may leave rows out: measured on Milvus Lite, 562 of 1,555
-    relations scored; those are fetched), the second time from fetched vectors, then from
-    the cache."""
+    filtered search, which may leave rows out, as it did on Milvus Lite:
+    benchmarks/RESULTS.md, "Search backends give the same passages"; those are fetched),
+    the second time from fetched vectors, then from the cache."""
     rng = np.random.default_rng(7)
     n, dim = 5_000, 32
     store = MilvusStore(shared_db, "large_random")

@@ -312,7 +312,8 @@ def store_rows(client: MilvusClient, index: str) -> Iterator[str]:
 
 
 # "Session" sees this client's own inserts without a "Strong" read's wait for the server's
-# next time tick (~300 ms a query on a 2.3 server, measured; 2 ms so).
+# next time tick (on a 2.3 server a Strong query is far slower: benchmarks/RESULTS.md,
+# "Figures moved from code comments").
 SESSION = {"consistency_level": "Session"}
 
 

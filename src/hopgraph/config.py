@@ -181,7 +181,9 @@ class Settings:
 
 
 DEFAULT_MAX_BODY_MB = 10.0
-DEFAULT_ANSWER_CACHE = 1024  # answers kept per graph version (a MuSiQue answer is ~10 kB)
+# Answers kept per graph version; an answer is small (a MuSiQue answer's size:
+# benchmarks/RESULTS.md, "Figures moved from code comments").
+DEFAULT_ANSWER_CACHE = 1024
 DEFAULT_MAX_GRAPHS = 8  # graphs a server keeps open (each holds its graph and vectors)
 DEFAULT_MAX_FILE_MB = 50.0  # per uploaded file (POST /uploads)
 DEFAULT_MAX_FILES = 20  # per upload

@@ -73,7 +73,8 @@ def where_of(args: argparse.Namespace) -> Where | None:
 def one_shot(args: argparse.Namespace) -> bool:
     """One question per process: the mirror is used only when the vector files beside the
     snapshot are current (memory-mapped, nearly free), never by reading every vector back
-    from Milvus first (8 s on MuSiQue's 35k rows; it pays off only over many questions).
+    from Milvus first (slow next to one question: benchmarks/RESULTS.md, "One-shot query and
+    reopen timings"; it pays off only over many questions).
     `eval` and library users may scan; `--memory-limit` / HOPGRAPH_MEMORY_LIMIT choose."""
     explicit = Settings.load(memory_limit=getattr(args, "memory_limit", None)).memory_limit
     return args.command in ("query", "ask") and explicit is None

@@ -63,8 +63,8 @@ def _shared_model():
                             fix=_INSTALL_HINT) from exc
     model = load_model("cpu")
     # torch's thread pool and OpenBLAS's spinning worker threads fight over the cores: after
-    # one small NumPy product, the next forward pass ran 2.5x slower (measured: 19 -> 50 ms
-    # per question). NumPy work here is small; keep it serial.
+    # one small NumPy product, the next forward pass ran much slower (benchmarks/RESULTS.md,
+    # "Figures moved from code comments"). NumPy work here is small; keep it serial.
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=1, user_api="blas")
@@ -113,9 +113,10 @@ class LocalEmbedder:
         """Query-time path: one traced forward pass, without `encode`'s batching machinery.
 
         Same numbers as `encode` (mean pooling of the transformer output, then unit length);
-        about 8 ms less per question, which matters when a question takes two calls and the
-        budget is 60 ms. The trace is checked against eager mode on inputs of other shapes
-        when it is built, and not used if they differ.
+        less time per question (benchmarks/RESULTS.md, "Figures moved from code comments"),
+        which matters when a question takes two calls and the budget is 60 ms. The trace is
+        checked against eager mode on inputs of other shapes when it is built, and not used
+        if they differ.
         """
         import torch
 

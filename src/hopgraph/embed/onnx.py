@@ -4,8 +4,8 @@ The ONNX graph is exported once from the packaged weights (that one step needs t
 `onnx` package), checked against the torch model (cosine >= 0.9999 on a fixed set of texts),
 and cached in the user cache dir under a name keyed by the model package, its weights and the
 onnxruntime version. Afterwards a process embeds with onnxruntime and the `tokenizers` library
-alone, and never imports torch: a new process embeds its first text after ~1.2 s instead of
-~6.4 s, and a question in ~4-5 ms instead of ~10 (benchmarks/RESULTS.md, "Embedding runtime").
+alone, and never imports torch: a new process embeds its first text much sooner, and a
+question faster, than under torch (benchmarks/RESULTS.md, "Embedding runtime").
 `OnnxEmbedder(int8=True)` runs an int8 quantization of that file instead (`quantize`).
 """
 
@@ -95,8 +95,9 @@ def export(path: Path) -> None:
 def _optimize(path: Path) -> None:
     """Fuse LayerNorm and GELU kernels with onnxruntime's BERT optimizer, in place.
 
-    Measured here: 23 -> 26 long passages/s; the outputs differ by < 1e-5 (and the result is
-    checked against torch like the plain export). Skipped when the optimizer is missing.
+    Faster on long passages, and the outputs differ only in their last digits
+    (benchmarks/RESULTS.md, "Figures moved from code comments"); the result is checked
+    against torch like the plain export. Skipped when the optimizer is missing.
     """
     try:
         from onnxruntime.transformers.optimizer import optimize_model
@@ -111,9 +112,9 @@ def _session(path: Path) -> Any:
     """A CPU session whose worker threads sleep when idle instead of spinning.
 
     Spinning (onnxruntime's default) keeps a worker busy-waiting after each call, on a core
-    that concurrent requests and the rest of the query need. Measured on MuSiQue, the CPU
-    time of one query fell from 84-95 ms to ~48 (sequential), and of one served under 32
-    clients from ~60 ms to ~55 (docs/configuration.md, "The local embedding model").
+    that concurrent requests and the rest of the query need. Without it, a MuSiQue query
+    costs less CPU time, sequential or served under many clients (benchmarks/RESULTS.md,
+    "Figures moved from code comments"; docs/configuration.md, "The local embedding model").
     """
     import onnxruntime
 
@@ -212,10 +213,10 @@ def _shared_session(path: str) -> Any:
     """One onnxruntime session per model file and process, shared by every embedder.
 
     OpenBLAS's spinning worker threads fight onnxruntime's over two cores, as they fight
-    torch's (see `local._shared_model`): measured on MuSiQue (medians over 100 questions),
-    embedding a question took 10.4 ms and the default method 59 ms with them, against 5.9-7.5
-    ms and 32-41 ms without. NumPy work here is small, so BLAS is kept to one thread, as the
-    torch runtime does.
+    torch's (see `local._shared_model`): on MuSiQue, embedding a question and the default
+    method were both markedly slower with them (benchmarks/RESULTS.md, "Figures moved from
+    code comments"). NumPy work here is small, so BLAS is kept to one thread, as the torch
+    runtime does.
     """
     from threadpoolctl import threadpool_limits
 

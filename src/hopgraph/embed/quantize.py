@@ -28,8 +28,9 @@ log = logging.getLogger(__name__)
 
 QUANT_RECIPE = "dynamic-qint8-per-channel-ffn-out-fp32"  # in the cache key: a new recipe
 # re-quantizes. The int8 vectors are not fp32's (hence their own embedder name); below this
-# cosine on the check texts the quantization went wrong rather than lost precision
-# (measured: 0.98 for the one-letter text, 0.99 for the others).
+# cosine on the check texts the quantization went wrong rather than lost precision (the
+# check texts measured well above it: benchmarks/RESULTS.md, "Figures moved from code
+# comments").
 MIN_COSINE = 0.95
 Embed = Callable[[Path, list[str]], np.ndarray]  # a model file's unit vectors for texts
 

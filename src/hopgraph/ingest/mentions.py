@@ -61,7 +61,8 @@ _SPACED_JOINER = re.compile(r"\s+([-'’])\s+")
 @dataclass
 class Rules:
     """Which rules run. `surnames` is off by default: measured on the dev questions it cost
-    MuSiQue 2.3 R@2 and 1.3 R@5 and changed nothing on HotpotQA (docs/extraction.md, ablation)."""
+    recall on MuSiQue and changed nothing on HotpotQA (benchmarks/RESULTS.md, "Offline
+    extractor and its ablation"; docs/extraction.md, ablation)."""
 
     title: bool = True
     pairs: bool = True

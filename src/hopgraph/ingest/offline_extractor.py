@@ -168,8 +168,9 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
         if rules.title and title is not None:
             previous_end = 0
             for mention, name in zip(sentence_mentions, resolved, strict=True):
-                # The words just before, back to the previous mention at most (measured:
-                # crossing it, MuSiQue R@5 73.5 against 76.5).
+                # The words just before, back to the previous mention at most (crossing
+                # it cost MuSiQue recall: benchmarks/RESULTS.md, "Figures moved from code
+                # comments").
                 start = max(previous_end, mention.start - TITLE_CONTEXT_WORDS)
                 previous_end = mention.end
                 if name == title:

@@ -12,9 +12,10 @@ proper nouns. `corrected` turns them into the sentence's mentions:
   a mention holding two spaCy names is split, a mention with no word spaCy takes for a name
   is dropped (codes and values aside), and spaCy's names the rules missed are added.
 
-spaCy is slow next to the rules (tens of sentences per second per core), so a whole ingest's
-sentences go through `nlp.pipe` in one batch (`prefetch`) before the extractor asks for
-them one at a time; a sentence not prefetched is analysed on its own.
+spaCy is far slower than the rules (benchmarks/RESULTS.md, "Figures moved from code
+comments"), so a whole ingest's sentences go through `nlp.pipe` in one batch (`prefetch`)
+before the extractor asks for them one at a time; a sentence not prefetched is analysed on
+its own.
 """
 
 from __future__ import annotations

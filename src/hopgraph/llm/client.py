@@ -27,7 +27,8 @@ Messages = list[dict[str, Any]]
 
 
 def _sdk() -> ModuleType:
-    """The OpenAI SDK, imported on first use: it costs ~0.5 s, and offline runs never need it."""
+    """The OpenAI SDK, imported on first use: importing it is slow, and offline runs never
+    need it (benchmarks/RESULTS.md, "Figures moved from code comments")."""
     import openai
 
     return openai

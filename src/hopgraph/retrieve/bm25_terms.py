@@ -46,7 +46,8 @@ class Segment:
     def of(cls, ids: list[str], texts: Iterable[str], vocab: dict[str, int]) -> Segment:
         """Count the texts' terms; new terms get the next numbers in `vocab` (in the order
         they first occur). One flat pass, the counting in SciPy: per term occurrence a dict
-        look-up, not a Counter and three list appends (~3x faster on 100k passages)."""
+        look-up, not a Counter and three list appends (faster: benchmarks/RESULTS.md,
+        "Figures moved from code comments")."""
         lengths, terms = [0], []
         for text in texts:
             found = tokens(text)

@@ -11,8 +11,10 @@ written only when that pays:
 - A write whose process holds none reads the file only when the write itself changes that
   share of the passages, or the file is missing or STALE_WRITES behind (so the change log
   still names what changed since). A small write into a large graph leaves the file
-  behind: reading and saving it cost 15-35 s at 1M relations, for a 10-passage add. (The
-  write's start still reads the file's texts, `texts_into`: 0.3 s at 1M.)
+  behind: reading and saving it cost most of a 10-passage add at 1M relations
+  (benchmarks/RESULTS.md, "Small writes into a large graph"). (The write's start still
+  reads the file's texts, `texts_into`, which costs far less: benchmarks/RESULTS.md,
+  "Figures moved from code comments".)
 - The first retriever of a process saves its lexicon when the file lacks texts or is that
   far behind.
 Saved texts join the state's known texts when the graph is at the write they were saved

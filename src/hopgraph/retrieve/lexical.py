@@ -225,7 +225,8 @@ class LocalBM25:
         else:
             chosen = np.arange(len(scores))
         # Ids only for the chosen: common words hit every passage, and a Python string per
-        # hit cost ~30 ms per query at 100k passages.
+        # hit was a large cost per query at 100k passages (benchmarks/RESULTS.md, "Figures
+        # moved from code comments").
         starts = np.cumsum([0] + [len(hit) for _, hit in found_at])
         segment_of = np.searchsorted(starts, chosen, side="right") - 1
         ids = [found_at[s][0][int(found_at[s][1][i - starts[s]])]

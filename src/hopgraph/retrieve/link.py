@@ -65,7 +65,9 @@ def _name_like(first: str) -> bool:
 
 
 def _has_unspaced_script(text: str) -> bool:
-    if text.isascii():  # most names: no look-up per character (~1 s per 100k names)
+    # Most names: no look-up per character, which is slow over many names
+    # (benchmarks/RESULTS.md, "Figures moved from code comments").
+    if text.isascii():
         return False
     return any(unicodedata.name(ch, "").startswith(("CJK", "HIRAGANA", "KATAKANA", "THAI"))
                for ch in text)

@@ -1,9 +1,10 @@
 """The in-process mirror: a graph's vectors searched exactly with NumPy, in this process.
 
-For graphs up to `memory_limit` rows (see `search.make_searcher`): a Milvus Lite search costs
-10-30 ms per call at MuSiQue's size and ~100 ms at 100k rows, and the default method makes
-two to six. Entity, relation and passage vectors are the vector files beside the snapshot,
-memory-mapped, when they are current; otherwise they are scanned from Milvus once.
+For graphs up to `memory_limit` rows (see `search.make_searcher`): a Milvus Lite search is
+slow, more so as the graph grows (benchmarks/RESULTS.md, "Search backends give the same
+passages"), and the default method makes two to six. Entity, relation and passage vectors
+are the vector files beside the snapshot, memory-mapped, when they are current; otherwise
+they are scanned from Milvus once.
 """
 
 from __future__ import annotations

@@ -20,8 +20,9 @@ from hopgraph.where import Where
 
 DEFAULT_TOP_K = 5
 DEFAULT_DEGREE = 1
-# Questions are sentences, not documents: linking a 100 kB "question" took 81 s on MuSiQue
-# (every n-gram is a fuzzy lookup). The same limit holds for the API, the CLI and the server.
+# Questions are sentences, not documents: linking a 100 kB "question" on MuSiQue took far too
+# long (every n-gram is a fuzzy lookup; benchmarks/RESULTS.md, "Figures moved from code
+# comments"). The same limit holds for the API, the CLI and the server.
 MAX_QUESTION_CHARS = 4096
 
 

@@ -1,8 +1,8 @@
 """Vector and lexical search over one graph, in Milvus or in an in-process mirror.
 
-Milvus is the store of record. A Milvus Lite search, though, costs 10-30 ms per call on this
-kind of machine (measured: ~27 ms for one query over 17k relations), a large share of the
-default method's per-question budget, which makes four to six searches. So for graphs up to
+Milvus is the store of record. A Milvus Lite search, though, is slow on this kind of
+machine (benchmarks/RESULTS.md, "Search backends give the same passages"), a large share of
+the default method's per-question budget, which makes four to six searches. So for graphs up to
 `memory_limit` rows the vectors are mirrored in memory (`mirror.MemorySearcher`) and
 searched exactly with NumPy; larger graphs, or `memory_limit=0`, search in Milvus itself.
 
@@ -111,8 +111,9 @@ class MilvusSearcher:
         """Cosine of one query vector to each given relation: from their vectors when they
         are on disk or kept (`vector_cache`), else scored by Milvus (a search filtered to
         their ids, when there are at least SCORED_THERE, the first time they are wanted).
-        A filtered search may leave rows out (measured on Milvus Lite: 562 of 1,555
-        relations scored); their vectors are fetched, as every relation needs a score.
+        A filtered search may leave rows out (it did on Milvus Lite: benchmarks/RESULTS.md,
+        "Search backends give the same passages"); their vectors are fetched, as every
+        relation needs a score.
         """
         if not relations:
             return {}
@@ -244,10 +245,11 @@ def _dots(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     """Each row's dot product with `query`, on this thread alone (einsum, not BLAS).
 
     After a product it ran on several threads, OpenBLAS keeps its worker threads spinning
-    for ~0.1 s: on two cores that took a core from the Milvus server answering this
-    process's next search (1M relations, a 2.3 server on the same machine: a question's
-    relation search took 40 ms instead of 22; benchmarks/RESULTS.md, "1M relations on a 2.3
-    server") and from the other requests of a serving process. 20,000 rows take a few ms.
+    for a while: on a two-core machine that took a core from the Milvus server answering
+    this process's next search (1M relations, a 2.3 server on the same machine: a question's
+    relation search was markedly slower; benchmarks/RESULTS.md, "1M relations on a 2.3
+    server") and from the other requests of a serving process. A scope's rows on one thread
+    are cheap (the same section).
     """
     return np.einsum("ij,j->i", matrix, query)
 
@@ -260,7 +262,8 @@ def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int |
     """The in-process mirror when every collection is within `memory_limit` rows, else Milvus.
 
     `memory_limit` None: any size on Milvus Lite (its own search walks every row in Python,
-    ~100 ms per search at 100k rows, so the mirror's NumPy scan is always faster), and
+    slow on large graphs: benchmarks/RESULTS.md, "Search backends give the same passages";
+    the mirror's NumPy scan is always faster), and
     DEFAULT_MEMORY_LIMIT rows with a server (whose index beats a scan on large graphs).
     `vectors` are the current on-disk vectors (graph order), if any; with `scan=False` the
     mirror is used only when all of them are, never reading vectors back from Milvus.

@@ -2,17 +2,18 @@
 
 When a graph is searched in Milvus and its relation vectors are not in this process (a
 server process that did not write them), the default method's graph steps score known
-relations from vectors fetched by id: thousands per question at a hub, ~40 us and 1.5 KB
-each. The same hubs come back question after question, so the vectors
-are kept, least recently used first out, up to `MAX_VECTORS`.
+relations from vectors fetched by id: thousands per question at a hub, 1.5 KB each and a
+time that adds up (benchmarks/RESULTS.md, "1M relations on Milvus Lite, before and after
+issue 23", "Vectors as float32 arrays"). The same hubs come back question after question,
+so the vectors are kept, least recently used first out, up to `MAX_VECTORS`.
 
 When a question needs many relations not held here (`search.SCORED_THERE`), those wanted
 for the first time are scored by Milvus itself (`search.MilvusSearcher.score_relations`),
 and a vector is fetched and kept the second time (`admit`; fewer, and the ids a filtered
-search leaves out, are fetched and kept at once). A question that meets new hubs pays ~3x
-less (measured at 1M relations on a 2.3 server: 8,000 relations scored in ~85 ms by a
-filtered search against ~300 ms fetching their vectors), and the relations that keep
-coming back are soon scored here.
+search leaves out, are fetched and kept at once). A question that meets new hubs pays far
+less (at 1M relations on a 2.3 server a filtered search scored relations much faster than
+their vectors were fetched: the same section, "Relations scored by Milvus"), and the
+relations that keep coming back are soon scored here.
 
 Keyed by relation id: a relation's id names its text, and its vector is the embedder's
 vector of that text, so an entry stays true across writes, removals and other processes'
@@ -28,7 +29,9 @@ import numpy as np
 
 MAX_VECTORS = 200_000  # ~300 MB of 384-dimensional float32 vectors (twice, while growing)
 _FREE = np.iinfo(np.int64).max  # the tick of a free row: never the least recently wanted
-MAX_SEEN = 1_000_000  # ids wanted once (the set: 32 MB at 1M, measured); all forgotten past it
+# Ids wanted once, all forgotten past MAX_SEEN (the set's memory at 1M ids:
+# benchmarks/RESULTS.md, "Figures moved from code comments").
+MAX_SEEN = 1_000_000
 
 
 class VectorCache:

@@ -1,16 +1,18 @@
 """Approximate nearest-neighbour indexes beside the vector files, for large graphs.
 
 An exact search reads every vector of its kind: at 1M relations that is 1.5 GB per query
-(~250 ms on two cores). From `config.ann_min_rows()` rows ($HOPGRAPH_ANN_MIN_ROWS) a kind
-gets an HNSW graph (faiss) over 8-bit codes of its vectors. A search asks it for a generous
-candidate list (`EF_SEARCH`) and scores the candidates exactly from the float32 vector
-file: every score returned is the exact cosine, the number an exact search gives for that
-row; only which rows reach the top can differ. Recall@10 against exact search is measured
-in benchmarks/ann_recall.py and tested in tests/test_store_ann.py.
+(its time: benchmarks/RESULTS.md, "Figures moved from code comments"). From
+`config.ann_min_rows()` rows ($HOPGRAPH_ANN_MIN_ROWS) a kind gets an HNSW graph (faiss)
+over 8-bit codes of its vectors. A search asks it for a generous candidate list
+(`EF_SEARCH`) and scores the candidates exactly from the float32 vector file: every score
+returned is the exact cosine, the number an exact search gives for that row; only which
+rows reach the top can differ. Recall@10 against exact search is measured in
+benchmarks/ann_recall.py and tested in tests/test_store_ann.py.
 
 The index belongs to one vector file (`store.vectors.VectorFile`) and follows it:
 - it covers the file's first rows; rows appended since (the tail) are searched exactly
-  beside it, so a small write does not rewrite the index file (656 MB at 1M relations).
+  beside it, so a small write does not rewrite the index file (large at 1M relations:
+  benchmarks/RESULTS.md, "Small writes into a large graph").
   Once the tail outgrows `tail_limit`, a write's finish adds it to the index
   (`AnnFile.update`);
 - a removal maps the index's labels to the rows kept (`AnnFile.keep`); once a third of
@@ -39,11 +41,14 @@ LINKS = 32  # HNSW neighbours per node (M)
 EF_CONSTRUCTION = 64  # candidate list while building
 EF_SEARCH = 1024  # candidate list while searching: every candidate is then scored exactly
 # Passages are longer, more alike texts: at 1,024 candidates the synthetic 1M graph's
-# 100k passages kept 0.981 of the exact top 10, at 2,048 0.996 (benchmarks/RESULTS.md).
+# 100k passages kept too little of the exact top 10, at 2,048 enough (benchmarks/RESULTS.md,
+# "Nearest-neighbour index").
 EF_BY_KIND = {"passages": 2048}
 REBUILD_REMOVED = 1 / 3  # share of labels pointing at removed rows that triggers a rebuild
 TRAIN_ROWS = 50_000  # rows sampled to fit the 8-bit codes' ranges
-TAIL_ROWS = 20_000  # most rows searched exactly beside the index (~3 ms per query vector)
+# Most rows searched exactly beside the index: few enough to stay cheap per query vector
+# (benchmarks/RESULTS.md, "Figures moved from code comments").
+TAIL_ROWS = 20_000
 
 
 def tail_limit(covered: int) -> int:
@@ -53,7 +58,9 @@ def tail_limit(covered: int) -> int:
 
 
 def _faiss() -> Any:
-    import faiss  # only for large graphs: importing it costs ~0.3 s
+    # Only for large graphs: importing faiss is slow (benchmarks/RESULTS.md, "Figures moved
+    # from code comments").
+    import faiss
 
     return faiss
 
@@ -153,7 +160,9 @@ class AnnFile:
             log.info("ANN index %s does not match its vectors; searching exactly", self.path)
             return None
         faiss = _faiss()
-        try:  # the codes memory-mapped, not read (~0.1 s rather than ~1 s at 1M rows)
+        # The codes memory-mapped, not read: much quicker at 1M rows (benchmarks/RESULTS.md,
+        # "Figures moved from code comments").
+        try:
             index = faiss.read_index(str(self.path), getattr(faiss, "IO_FLAG_MMAP_IFC", 0))
         except RuntimeError as exc:
             log.warning("ANN index %s is unreadable (%s); searching exactly", self.path, exc)

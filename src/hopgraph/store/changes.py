@@ -149,8 +149,9 @@ class ChangeLog:
     def since(self, seq: int, part: int = -1) -> list[Part]:
         """Every part after (`seq`, `part`), in order (read strong). Only those rows are
         read: a follower looks before queries (at most every `FOLLOW_SECONDS`), and the parts
-        of a large write it applied already (a 1M-relation ingest logs ~30 MB of ids) cost
-        ~1 s to read and parse."""
+        of a large write it applied already (a 1M-relation ingest logs every id it stored)
+        were slow to read and parse, and every query paid for them (benchmarks/RESULTS.md,
+        "1M relations on Milvus Lite, before and after issue 23")."""
         seq, part = int(seq), int(part)
         rows = self.store.where(self.collection, _after(seq, part), _FIELDS, _PAGE)
         parts = sorted((Part.from_row(r) for r in rows), key=lambda p: p.key)
@@ -161,13 +162,14 @@ class ChangeLog:
         did not: then a strong look would find nothing to apply either.
 
         The quick look is a session read of the part keys alone. It does not wait for the
-        server's time tick, as a strong read does: ~3 ms against ~400 ms on a Milvus 2.3
-        server with its default tick. It may miss parts written within the last tick or
-        so; the next look finds them. A follower short of the point the last `pending` led
-        to (its apply failed, or it reloaded an older graph) is never quiet. A write under
-        way announces each part before it writes that part's rows, so while one is seen, a
-        strong look is due at least every UNDER_WAY_SECONDS (`pending` reads the rows of
-        its last part again each time)."""
+        server's time tick, as a strong read does, so it is far quicker on a Milvus 2.3
+        server with its default tick (benchmarks/RESULTS.md, "1M relations on Milvus Lite,
+        before and after issue 23", "Where the time went"). It may miss parts written
+        within the last tick or so; the next look finds them. A follower short of the point
+        the last `pending` led to (its apply failed, or it reloaded an older graph) is never
+        quiet. A write under way announces each part before it writes that part's rows, so
+        while one is seen, a strong look is due at least every UNDER_WAY_SECONDS (`pending`
+        reads the rows of its last part again each time)."""
         seq, part = int(seq), int(part)
         if self._seen is None or (seq, part) < self._seen_last or (
                 self._under_way and time.monotonic() - self._seen_at >= UNDER_WAY_SECONDS):

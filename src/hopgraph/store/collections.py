@@ -28,9 +28,10 @@ _BATCH = 1000
 _PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
 _SCORED = 4096  # ids per search of `scores`
 _MIN_PAGE = 64  # the smallest page a scan shrinks to when a reply is over the gRPC limit
-# Vectors are read as float32 arrays (`strict_float32`): ~310 ms for 8,000 on a 2.3 server,
-# ~560 as Python floats. Reads see this client's own writes ("Session"): a Strong read on a
-# 2.3 server waits for its time tick (a search: 200 ms Strong, 6 ms Session). The meta row
+# Vectors are read as float32 arrays (`strict_float32`), faster than as Python floats on a
+# 2.3 server (benchmarks/RESULTS.md, "1M relations on Milvus Lite, before and after issue
+# 23"). Reads see this client's own writes ("Session"): a Strong read on a 2.3 server waits
+# for its time tick, a Session read does not ("Milvus Lite and a Milvus server"). The meta row
 # (the write counter), the lease and change-log rows, and all a writer reads under the
 # writer lease (`strong_reads`) are read Strong.
 _READS = "Session"

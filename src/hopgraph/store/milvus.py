@@ -154,7 +154,8 @@ class MilvusStore(Collections):
             raise self._missing(fix="ingest first")
         # Collections are loaded when first read (`ensure_loaded`): a reopened graph whose
         # snapshot and vector files are current may never search entities or relations in
-        # Milvus, and Milvus Lite takes ~1 s per collection of 100k rows to load.
+        # Milvus, and Milvus Lite is slow to load a large collection (benchmarks/RESULTS.md,
+        # "Figures moved from code comments").
 
     def migrate(self) -> bool:
         """Add what a graph stored by an earlier version lacks: the writer-lease and

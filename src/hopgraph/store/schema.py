@@ -29,10 +29,11 @@ MAX_TOP_K = 16384  # Milvus's own limit on rows per search
 MIN_EF, MAX_EF = 512, 32768  # HNSW candidate list bounds (see search_ef)
 WAIT_TIMEOUT_S = 120.0  # for an index on a new, empty collection, or a collection to load
 # Milvus Lite (3.x, pure Python) builds an HNSW index for AUTOINDEX in a background thread
-# after each flush: at 100k relations ~2 minutes of both cores that run on after `add`
-# returns and hold the process's exit. Its searches walk every row in Python either way
-# (~100 ms per search at 100k rows), so hopgraph searches its own mirror there and Lite
-# keeps exact FLAT indexes, built for free. A server keeps AUTOINDEX: its index is real.
+# after each flush: at 100k relations it keeps both cores busy long after `add` returns and
+# holds the process's exit. Its searches walk every row in Python either way, slowly at 100k
+# rows (both: benchmarks/RESULTS.md, "Search backends give the same passages"), so hopgraph
+# searches its own mirror there and Lite keeps exact FLAT indexes, built for free. A server
+# keeps AUTOINDEX: its index is real.
 LITE_INDEX, SERVER_INDEX = "FLAT", "AUTOINDEX"
 
 
@@ -47,8 +48,9 @@ def _new_collection(client: MilvusClient, name: str, schema: Any,
     except MilvusException:
         if not client.has_collection(name):
             raise
-    # pymilvus waits for each new index by sleeping 0.5 s before its first look (2.5 s per
-    # graph, measured); an empty collection's index is ready at once, so we look ourselves.
+    # pymilvus waits for each new index by sleeping 0.5 s before its first look, for every
+    # collection of a new graph (benchmarks/RESULTS.md, "Figures moved from code comments");
+    # an empty collection's index is ready at once, so we look ourselves.
     client.create_index(name, index, sync=False)
     wait_until(lambda: _index_ready(client, name, "vector"), f"index on {name}.vector")
 
@@ -58,12 +60,13 @@ def search_ef(limit: int) -> int:
 
     AUTOINDEX is HNSW on Milvus 2.3+ servers (Lite's FLAT, LITE_INDEX, ignores the parameter).
     With HNSW's default list a search is approximate: on MuSiQue (17k relations, Milvus Lite)
-    the top 20 differed from the exact top 20 for 6 of 50 questions, the top 100 for 49 of 50,
-    and a top-2000 passage search returned 844 of 1,890 rows. Measured there: a list of 256 gave
-    the exact top 20 for all 50 questions; for the top 100, 400 gave 49 of 50 and 1,024 all 50.
-    Hence 8x the limit, at least 512 (~1-2 ms more per search); with it the mirror and Milvus
-    Lite return identical top-5 passages on all 50 questions for every method
-    (benchmarks/backends.py).
+    the top 20 and the top 100 differed from the exact ones for some questions, and a
+    top-2000 passage search returned under half the rows. Measured there: a list of 256 gave
+    the exact top 20 for every question, and for the top 100 only 1,024 did (400 fell just
+    short). Hence 8x the limit, at least 512, for little more time per search; with it the
+    mirror and Milvus Lite return identical top-5 passages on every question for every
+    method (benchmarks/backends.py; the figures: benchmarks/RESULTS.md, "Search backends
+    give the same passages" and "Figures moved from code comments").
     """
     return min(MAX_EF, max(MIN_EF, 8 * limit))
 
@@ -101,8 +104,9 @@ def _index_ready(client: MilvusClient, collection: str, field: str) -> bool:
 def load_collections(client: MilvusClient, names: list[str]) -> None:
     """Load collections into memory for search, all at once, and wait until they are loaded.
 
-    pymilvus loads one collection at a time and waits for each; a Milvus 2.3 server takes
-    ~3 s per collection (measured), so starting every load first saves most of that.
+    pymilvus loads one collection at a time and waits for each; a Milvus 2.3 server is slow
+    to load each (benchmarks/RESULTS.md, "Figures moved from code comments"), so starting
+    every load first saves most of that.
     """
     for name in names:
         client.load_collection(name, _async=True)

@@ -32,7 +32,8 @@ VECTOR_KINDS = ("entities", "relations", "passages")
 def pack_strings(strings: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Strings as one UTF-8 byte array and offsets (numpy can save them without pickle).
     Encoded in one piece: when every character is ASCII (ids, most names), a string's
-    length in bytes is its length (1M relations: 2.3 s -> 0.3 s)."""
+    length in bytes is its length (much faster at 1M relations: benchmarks/RESULTS.md,
+    "Figures moved from code comments")."""
     joined = "".join(strings)
     data = joined.encode("utf-8")
     if len(data) == len(joined):

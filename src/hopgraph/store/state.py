@@ -276,7 +276,9 @@ class GraphState(Generic[R]):
     def _finish(self, write: Write, completed: Iterable[str]) -> None:
         self.vectors.check(write.vectors_current, sizes(self.graph))
         if write.session.seq is not None and self.store.is_local:
-            try:  # Milvus Lite searches unflushed rows ~30x slower; a server seals its own
+            # Milvus Lite searches unflushed rows far slower (benchmarks/RESULTS.md, "Search
+            # backends give the same passages"); a server seals its own.
+            try:
                 self.store.flush()
             except BaseException as exc:
                 write.session.stop(str(exc))
