@@ -134,3 +134,33 @@ def test_a_plain_install_pulls_no_framework() -> None:
                           timeout=120, stdin=subprocess.DEVNULL)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def hopgraph_imports(path: Path) -> set[str]:
+    """The hopgraph modules and packages a module imports (absolute or relative)."""
+    where = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    package = list(where[:-1]) if where[-1] != "__init__" else list(where[:-1])
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "hopgraph")
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package[:len(package) - node.level + 1] + ([base] if base
+                                                                           else []))
+            if base.split(".")[0] == "hopgraph":
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in node.names)
+    return found
+
+
+def test_the_write_path_never_imports_retrieval() -> None:
+    """Data flows one way: `store/` and `ingest/` (reading, extracting, writing) never import
+    `retrieve/` (searching, ranking), at any depth of the import statement."""
+    wrong = sorted(f"{path.relative_to(PACKAGE).as_posix()} imports {name}"
+                   for layer in ("store", "ingest") for path in (PACKAGE / layer).rglob("*.py")
+                   for name in hopgraph_imports(path)
+                   if name == "hopgraph.retrieve" or name.startswith("hopgraph.retrieve."))
+    assert wrong == []
+    assert "hopgraph.store.milvus" in hopgraph_imports(PACKAGE / "store" / "state.py")

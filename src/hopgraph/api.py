@@ -37,8 +37,8 @@ from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.keeper import LexiconState
 from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
 from hopgraph.store import MilvusStore
-from hopgraph.store.milvus import describe_unfinished
 from hopgraph.store.state import GraphState
+from hopgraph.store.unfinished import describe_unfinished
 from hopgraph.store.vectors import VectorFile
 
 log = logging.getLogger(__name__)
@@ -216,19 +216,34 @@ class GraphRAG:
         self._followed = time.monotonic()
         return self.state.refresh(quick)
 
+    def follow(self, now: bool = False) -> bool:
+        """Follow other processes' writes, the one way readers do (the API before each read,
+        a server's follower thread every `follow_seconds`): when this process last looked
+        longer ago than `follow_seconds` (`now`: whenever asked), a quick `refresh`.
+        Whether the graph or its unfinished documents changed. Milvus Lite: nothing to
+        follow (a file serves one process)."""
+        if self.store.is_local or (
+                not now and time.monotonic() - self._followed < self.follow_seconds):
+            return False
+        before = self.state.unfinished
+        return self.refresh(quick=True) or self.state.unfinished != before
+
     def _follow(self) -> None:
-        if (not self.store.is_local
-                and time.monotonic() - self._followed >= self.follow_seconds):
-            self.refresh(quick=True)
+        self.follow()
 
     def unfinished(self) -> dict[str, str]:
         """Documents a write left partial (it stopped, or is under way), with why, as of
         the last look at the change log (`refresh`)."""
         return self.state.unfinished
 
+    def incomplete(self) -> str | None:
+        """One line naming the documents a write left partial (`unfinished`), or None: the
+        note every read of the graph carries (the API's and the server's)."""
+        return describe_unfinished(self.store.graph, self.state.unfinished)
+
     def _noted(self, result: Retrieval) -> Retrieval:
         """`result`, with a note when the graph holds unfinished documents."""
-        line = describe_unfinished(self.store.graph, self.state.unfinished)
+        line = self.incomplete()
         if line and line not in result.notes:
             result.notes.append(line)
         return result

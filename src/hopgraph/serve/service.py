@@ -31,7 +31,6 @@ from hopgraph.records import Retrieval, comparison_json, with_sources
 from hopgraph.retrieve import Retriever, registry
 from hopgraph.retrieve.query import Query
 from hopgraph.serve import subgraph
-from hopgraph.store.milvus import describe_unfinished
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
@@ -61,7 +60,7 @@ class GraphService:
             self._follower.start()
 
     def _version(self) -> GraphVersion:
-        notes = describe_unfinished(self.rag.store.graph, self.rag.state.unfinished)
+        notes = self.rag.incomplete()
         return GraphVersion(self.rag.retriever, self.cache_size, [notes] if notes else [],
                             self.cache)
 
@@ -86,8 +85,7 @@ class GraphService:
     def follow(self) -> bool:
         """Apply other processes' writes now; returns whether a new version was swapped in."""
         with self._writes:
-            before = self.rag.state.unfinished
-            changed = self.rag.refresh(quick=True) or self.rag.state.unfinished != before
+            changed = self.rag.follow(now=True)
             if changed:
                 self._current = self._version()
             return changed

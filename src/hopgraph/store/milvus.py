@@ -32,6 +32,7 @@ from hopgraph.store import schema
 from hopgraph.store.changes import WHOLE, ChangeLog
 from hopgraph.store.collections import Collections
 from hopgraph.store.lite import connect, disconnect, held_elsewhere, is_local_uri
+from hopgraph.store.unfinished import describe_unfinished, unfinished_of
 
 log = logging.getLogger(__name__)
 
@@ -242,14 +243,8 @@ class MilvusStore(Collections):
         """Documents that may be partial, with why: those of writes that stopped (until a
         write completes or removes them) and of the write under way, if any. Read now."""
         meta = self.fresh_meta()
-        found = dict(meta.get("unfinished", {}))
-        if meta.get("writing"):  # an unfinished write of an earlier version: no names
-            found["*"] = "a write of an earlier hopgraph version did not finish; rerun it"
-        pending = ChangeLog(self, self.changes).pending(self.writes, WHOLE)
-        for seq, docs in pending.open.items():
-            for doc in sorted(docs):
-                found.setdefault(doc, f"write #{seq} is under way (or its process died)")
-        return found
+        return unfinished_of(meta, ChangeLog(self, self.changes).pending(self.writes,
+                                                                         WHOLE).open)
 
     @property
     def incomplete(self) -> str | None:
@@ -297,15 +292,3 @@ class MilvusStore(Collections):
         with self._failures("flushing"):
             for name in (self.entities, self.relations, self.passages):
                 self._client.flush(name)
-
-
-def describe_unfinished(graph: str, unfinished: dict[str, str], shown: int = 5) -> str | None:
-    """One line naming the unfinished documents (the first `shown`), or None."""
-    if not unfinished:
-        return None
-    names = sorted(unfinished)
-    listed = "; ".join(f"{doc!r}: {unfinished[doc]}" for doc in names[:shown])
-    more = f" (and {len(names) - shown} more)" if len(names) > shown else ""
-    return (f"graph {graph!r} is incomplete: {len(names)} unfinished document(s): "
-            f"{listed}{more}; ingest them again to complete them, or `hopgraph check "
-            "--repair` to remove them")

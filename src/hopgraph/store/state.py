@@ -42,8 +42,9 @@ from hopgraph.store.ann import Ann
 from hopgraph.store.changes import WHOLE, ChangeLog
 from hopgraph.store.follow import scan_graph, sizes
 from hopgraph.store.milvus import MilvusStore
+from hopgraph.store.unfinished import unfinished_of
 from hopgraph.store.vectors import GraphVectors, vector_files
-from hopgraph.store.writes import Write, WriteSession, stopped_of
+from hopgraph.store.writes import Write, WriteSession
 
 log = logging.getLogger(__name__)
 
@@ -68,16 +69,16 @@ class GraphState(Generic[R]):
         self.stale_passages: set[str] = set()  # texts changed since (with a last one)
         self._writing = 0  # writes under way in this process
         self.passage_texts: dict[str, str] = {}  # read by the last mirror, still current
-        self.stopped: dict[str, str] = {}  # unfinished documents of writes that stopped
-        self.under_way: dict[str, str] = {}  # documents of a write under way
-        self._open: dict[int, set[str]] = {}  # the same, by write
+        self._meta: dict = {}  # the meta row as last read (it names writes that stopped)
+        self._open: dict[int, set[str]] = {}  # documents of writes under way, by write
         self.graph = self._load()
         self.refresh()  # the parts of a write under way that are already settled
 
     @property
     def unfinished(self) -> dict[str, str]:
-        """Documents that may be partial, with why, as of the last look at the log."""
-        return {**self.under_way, **self.stopped}
+        """Documents that may be partial, with why, as of the last look at the log
+        (`store.unfinished`)."""
+        return unfinished_of(self._meta, self._open)
 
     # --- the graph and its snapshot --------------------------------------------------------
 
@@ -89,7 +90,7 @@ class GraphState(Generic[R]):
         self.stale_passages.clear()
         meta = self.store.fresh_meta()
         path, writes = self.store.snapshot_path(), int(meta.get("writes", 0))
-        self.stopped = stopped_of(meta)
+        self._meta = meta
         self.applied = (writes, CLOSED)  # read before the rows: a write meanwhile is refreshed
         saved = snapshot.load(path, self.store.identity, writes)
         if saved is None:
@@ -181,7 +182,7 @@ class GraphState(Generic[R]):
                 self.stale_passages.update(touched)
                 self.passage_texts.update(done.texts)
             if meta is not None:
-                self.stopped = stopped_of(meta.result())
+                self._meta = meta.result()
         seq, part = pending.last
         self.applied = (seq, CLOSED) if seq in {p.seq for p in pending.closed} else (seq, part)
         if not done.changed:
@@ -195,8 +196,6 @@ class GraphState(Generic[R]):
             self._open.setdefault(seq, set()).update(docs)
         for seq in [s for s in self._open if s in closed or s not in found]:
             del self._open[seq]
-        self.under_way = {doc: f"write #{seq} is under way (or its process died)"
-                          for seq, docs in self._open.items() for doc in docs}
 
     def _take(self, done: follow.Absorbed, current: bool) -> None:
         """Make an absorbed change the graph, with the vectors in step."""
@@ -239,7 +238,7 @@ class GraphState(Generic[R]):
         closed = session.start(waiting)
         try:
             if session.quiet and self.applied == (closed, CLOSED):
-                self.under_way, self._open = {}, {}  # nothing after our last look
+                self._open = {}  # nothing after our last look
             else:
                 self.refresh()
             self.store.ensure_all_loaded()
@@ -287,8 +286,8 @@ class GraphState(Generic[R]):
         if seq is None:  # nothing written: the snapshot stays current
             return
         self.applied = (seq, CLOSED)
-        self.under_way, self._open = {}, {}
-        self.stopped = stopped_of(write.session.meta)
+        self._open = {}
+        self._meta = write.session.meta
         self._save_snapshot(self.graph, seq)
         self.vectors.index(sizes(self.graph))  # after the write: its rows join the indexes
 
@@ -299,4 +298,4 @@ class GraphState(Generic[R]):
         self._writing -= 1
         self.vectors.check(write.vectors_current, sizes(self.graph))
         write.session.stop(reason)
-        self.stopped = stopped_of(write.session.meta)
+        self._meta = write.session.meta

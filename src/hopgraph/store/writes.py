@@ -27,10 +27,10 @@ from contextlib import AbstractContextManager, contextmanager
 from hopgraph.store.changes import KEEP_WRITES, WHOLE, ChangeLog, Part, ending, parts_of
 from hopgraph.store.lease import WriterLease
 from hopgraph.store.milvus import MilvusStore
+from hopgraph.store.unfinished import mark
 
 log = logging.getLogger(__name__)
 
-UNFINISHED_MAX = 500  # documents named in the meta row; past that, a count
 
 
 class WriteSession:
@@ -92,12 +92,12 @@ class WriteSession:
                 log.warning("closing %s (%d documents unfinished)", why, len(docs))
                 self.log.append(ending(seq, max(p.part for p in group) + 1, "stopped",
                                        "closed by " + self.who))
-                _mark(unfinished, docs, why)
+                mark(unfinished, docs, why)
             elif end.outcome == "done":
                 for doc in {d for p in group if p.kind == "done" for d in p.docs}:
                     unfinished.pop(doc, None)
             else:
-                _mark(unfinished, docs, f"write #{seq} stopped before it finished")
+                mark(unfinished, docs, f"write #{seq} stopped before it finished")
             closed = seq
         self.meta = {**meta, "writes": closed, "unfinished": unfinished}
         self.store.put_meta(self.meta)
@@ -147,7 +147,7 @@ class WriteSession:
                 self.log.append(ending(self.seq, self.parts, "stopped", self.who))
                 meta = self.meta
                 unfinished = dict(meta.get("unfinished", {}))
-                _mark(unfinished, self.docs, f"write #{self.seq} failed: {reason}")
+                mark(unfinished, self.docs, f"write #{self.seq} failed: {reason}")
                 self.meta = {**meta, "writes": self.seq, "unfinished": unfinished}
                 self.store.put_meta(self.meta)
         except Exception as exc:  # the original failure matters more
@@ -183,16 +183,6 @@ class Write:
                 self.texts.pop(pid, None)
 
 
-def _mark(unfinished: dict[str, str], docs: Iterable[str], why: str) -> None:
-    """Name `docs` unfinished (`why`), up to UNFINISHED_MAX documents, then a count."""
-    for doc in sorted(docs):
-        if doc in unfinished or len(unfinished) < UNFINISHED_MAX:
-            unfinished[doc] = why
-        else:
-            unfinished["*"] = "more documents are unfinished than the meta row names; " \
-                              "`hopgraph check` lists the graph's state"
-
-
 @contextmanager
 def writing(store: MilvusStore, doing: str,
             waiting: Callable[[str], None] | None = None) -> Iterator[WriteSession]:
@@ -207,11 +197,3 @@ def writing(store: MilvusStore, doing: str,
         session.stop(str(exc) or type(exc).__name__)
         raise
     session.finish(session.completed)
-
-
-def stopped_of(meta: dict) -> dict[str, str]:
-    """The unfinished documents a meta row names (an earlier version's flag as "*")."""
-    found = dict(meta.get("unfinished", {}))
-    if meta.get("writing"):
-        found["*"] = "a write of an earlier hopgraph version did not finish; rerun it"
-    return found
