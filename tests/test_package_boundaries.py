@@ -139,7 +139,7 @@ def test_a_plain_install_pulls_no_framework() -> None:
 def hopgraph_imports(path: Path) -> set[str]:
     """The hopgraph modules and packages a module imports (absolute or relative)."""
     where = path.relative_to(PACKAGE.parent).with_suffix("").parts
-    package = list(where[:-1]) if where[-1] != "__init__" else list(where[:-1])
+    package = list(where[:-1])  # a module's package; a package's __init__ is in itself
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):

@@ -70,7 +70,7 @@ def test_schemathesis_finds_no_failure(served: str, tmp_path: Path) -> None:
     done = subprocess.run(
         [str(BIN / "schemathesis"), "run", f"{served}/openapi.json",
          "-H", f"Authorization: Bearer {KEY}", "--checks", "all",
-         "--phases", "examples,coverage,fuzzing,stateful", "--max-examples", "15",
+         "--phases", "examples,coverage,fuzzing,stateful", "--max-examples", "30",
          "--seed", "7", "--suppress-health-check", "filter_too_much,too_slow", "--no-color",
          "--request-timeout", "60"],
         cwd=tmp_path, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
