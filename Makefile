@@ -45,7 +45,7 @@ $(BIN)/python -m pip install -q --no-deps $(TORCH) $(if $(TORCH_INDEX),--extra-i
 $(BIN)/python -m pip install -q $(TORCH)
 endef
 
-.PHONY: demo test lint install torch clean
+.PHONY: demo test test-fast lint install torch clean
 
 $(STAMP): pyproject.toml
 	$(INSTALL_TORCH)
@@ -70,6 +70,11 @@ lint: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	PYTEST=$(BIN)/pytest bash tests/run.sh
+
+# The inner loop: the tests that start no Milvus server, no other process and no browser,
+# and build no graph that takes seconds (`-m "not slow"`; tests/conftest.py marks them).
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not slow and not server" --durations=5
 
 clean:
 	rm -rf $(VENV)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import itertools
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -254,6 +256,34 @@ def pytest_itemcollected(item: pytest.Item) -> None:
     (tests/run.sh), and only the first may start the one server."""
     if "milvus_server" in getattr(item, "fixturenames", ()):
         item.add_marker(pytest.mark.server)
+
+
+# What starts another process or a browser: a test (or a fixture it uses) whose code calls
+# one of these is `slow`, outside `make test-fast`.
+_SPAWNS = re.compile(r"\b(run_cli|run_process|serving|subprocess\.|Popen|webdriver|"
+                     r"multiprocessing|worker\(|ProcessPoolExecutor)")
+
+
+def _spawns(function: Callable[..., Any] | None) -> bool:
+    try:
+        return function is not None and bool(_SPAWNS.search(inspect.getsource(function)))
+    except (OSError, TypeError):  # no source (a builtin): not ours
+        return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests of the `server` tier, and tests that start a process or a browser themselves or
+    through a fixture, are `slow` too: `make test-fast` (-m "not slow") runs the rest.
+    Tests slow for their own work carry `@pytest.mark.slow` in their module."""
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            continue
+        info = getattr(item, "_fixtureinfo", None)
+        fixtures = [d.func for defs in (info.name2fixturedefs.values() if info else ())
+                    for d in defs]
+        if (item.get_closest_marker("server") is not None
+                or _spawns(getattr(item, "function", None)) or any(map(_spawns, fixtures))):
+            item.add_marker(pytest.mark.slow)
 
 
 # A report of three pages, one section on each (issue 36: where each passage came from).

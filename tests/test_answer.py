@@ -25,6 +25,7 @@ def test_stream_answer_cites_the_passage_it_used(server: FakeLLMServer,
     assert server.chat_requests[-1].body.get("stream") is True
 
 
+@pytest.mark.slow
 def test_graphrag_ask_answers_from_the_filtered_passages(open_graph, server: FakeLLMServer,
                                                          llm_client_factory) -> None:
     """`GraphRAG.ask`: retrieval (a filter too), then the answer written from its passages;

@@ -98,6 +98,7 @@ def test_every_gold_paragraph_survives_reading(tmp_path: Path) -> None:
             assert found(texts[paragraph["title"]], paragraph["paragraph_text"]), paragraph
 
 
+@pytest.mark.slow
 def test_a_slice_through_the_defaults(tmp_path: Path, local_embedder: LocalEmbedder) -> None:
     pytest.importorskip("fpdf")
     folder = build(tmp_path / "docs", SLICE)

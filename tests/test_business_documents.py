@@ -56,6 +56,7 @@ def edges(rag: GraphRAG) -> set[tuple[str, str, str]]:
             for r in graph.relations}
 
 
+@pytest.mark.slow
 def test_headings_are_context_not_entities(rag: GraphRAG) -> None:
     assert not names(rag) & set(GENERIC)
     passages = [p.text for p in rag.retrieve("Where does Maria Lind live?", method="naive",
@@ -63,6 +64,7 @@ def test_headings_are_context_not_entities(rag: GraphRAG) -> None:
     assert any(p.startswith("Staff profiles › Maria Lind\n") for p in passages)
 
 
+@pytest.mark.slow
 def test_no_name_is_glued_across_a_line_break(rag: GraphRAG) -> None:
     assert not [name for name in names(rag) if "\n" in name]
     assert not {"Maria Lind Jonas Aalto", "Jonas Aalto Sofie Brandt"} & names(rag)
@@ -72,6 +74,7 @@ def test_no_name_is_glued_across_a_line_break(rag: GraphRAG) -> None:
     assert wanted <= names(rag), wanted - names(rag)
 
 
+@pytest.mark.slow
 def test_pronouns_and_the_sentences_go_to_who_they_are_about(rag: GraphRAG) -> None:
     found = edges(rag)
     assert any(s == "Maria Lind" and o == "Helsinki" for s, _, o in found)
@@ -85,6 +88,7 @@ def test_pronouns_and_the_sentences_go_to_who_they_are_about(rag: GraphRAG) -> N
     assert not any(s == "Brightwater Instruments" and "designed by" in t for s, t, _ in found)
 
 
+@pytest.mark.slow
 def test_the_graph_beats_naive_retrieval_on_two_document_questions(rag: GraphRAG) -> None:
     questions = load_gold(DATA / "business_questions.json")
     assert len(questions) >= 20

@@ -17,6 +17,8 @@ from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.store import MilvusStore
 from hopgraph.store.check import check
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 ROWS = [
     {"passage": "Leonhard Euler studied under Johann Bernoulli in Basel.",
      "triplets": [["Leonhard Euler", "studied under", "Johann Bernoulli"],

@@ -1,9 +1,11 @@
 import numpy as np
+import pytest
 
 from hopgraph.embed import Embedder, LocalEmbedder
 from hopgraph.embed.local import count_tokens
 
 
+@pytest.mark.slow
 def test_fast_query_path_matches_encode(local_embedder: LocalEmbedder) -> None:
     texts = ["Who taught Euler?", "a longer sentence, so the batch needs padding to line up",
              "爱因斯坦", "x"]

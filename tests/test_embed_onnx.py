@@ -25,6 +25,7 @@ def onnx_embedder() -> OnnxEmbedder:
     return embedder
 
 
+@pytest.mark.slow
 def test_onnx_vectors_match_torch(onnx_embedder: OnnxEmbedder,
                                   local_embedder: LocalEmbedder) -> None:
     assert onnx_path().is_file() and onnx_embedder.runtime == "onnx"

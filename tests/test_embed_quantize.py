@@ -32,6 +32,7 @@ def int8() -> OnnxEmbedder:
     return embedder
 
 
+@pytest.mark.slow
 def test_int8_vectors_are_close_to_fp32_but_not_the_same(fp32: OnnxEmbedder,
                                                           int8: OnnxEmbedder) -> None:
     got, want = int8.embed(TEXTS), fp32.embed(TEXTS)
@@ -43,6 +44,7 @@ def test_int8_vectors_are_close_to_fp32_but_not_the_same(fp32: OnnxEmbedder,
     assert (int8.name, int8.runtime) == (INT8_NAME, "onnx-int8") and fp32.name != INT8_NAME
 
 
+@pytest.mark.slow
 def test_int8_file_is_cached_apart_and_made_once(int8: OnnxEmbedder) -> None:
     small, full = quantize.int8_path(onnx_path()), onnx_path()
     assert small.is_file() and small != full
@@ -55,6 +57,7 @@ def test_int8_file_is_cached_apart_and_made_once(int8: OnnxEmbedder) -> None:
     assert small.stat().st_mtime_ns == made
 
 
+@pytest.mark.slow
 def test_a_graph_built_with_int8_opens_only_with_int8(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, int8: OnnxEmbedder) -> None:
     uri = str(tmp_path / "int8.db")
@@ -96,6 +99,7 @@ def test_a_failed_quantization_raises_and_leaves_no_file(
     assert calls == [1]
 
 
+@pytest.mark.slow
 def test_an_int8_model_that_disagrees_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, int8: OnnxEmbedder) -> None:
     import shutil

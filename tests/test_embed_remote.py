@@ -77,6 +77,7 @@ def slow_when(predicate: Callable[[list[str]], bool]) -> Callable[[list[str]], R
     return lambda texts: Reply(delay=60) if predicate(texts) else Reply()
 
 
+@pytest.mark.slow
 def test_a_timed_out_batch_is_halved_and_never_sent_again(server: FakeLLMServer) -> None:
     server.embedding_reply = slow_when(lambda texts: len(texts) > 2)
     embedder = OpenAIEmbedder("fake-embed", base_url=server.url, batch_size=8, timeout=1.0)
@@ -95,6 +96,7 @@ def test_a_timed_out_batch_is_halved_and_never_sent_again(server: FakeLLMServer)
     embedder.close()
 
 
+@pytest.mark.slow
 def test_a_single_text_that_times_out_says_which_setting_to_raise(server: FakeLLMServer
                                                                    ) -> None:
     server.embedding_reply = slow_when(lambda texts: "slow" in texts)

@@ -6,9 +6,12 @@ import io
 from pathlib import Path
 
 import networkx as nx
+import pytest
 
 from hopgraph import GraphRAG
 from hopgraph.export import export_graphml, export_jsonl
+
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 
 
 def contents(rag: GraphRAG) -> tuple[set, set, dict]:

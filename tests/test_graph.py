@@ -56,6 +56,7 @@ def test_expansion_matches_matrix_powers_on_bernoulli() -> None:
 
 
 @pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.slow
 def test_expansion_matches_matrix_powers_on_random_graph(seed: int) -> None:
     graph = random_graph(seed)
     assert len(graph.relations) == 4000

@@ -99,6 +99,7 @@ def one_line(sentences: int, start: int = 0) -> str:
                     for i in range(start, start + sentences))
 
 
+@pytest.mark.slow
 def test_a_long_one_line_paragraph_is_cut_a_window_at_a_time(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Never tokenised whole: every piece fits the limit, the text comes back in order, and

@@ -348,6 +348,7 @@ def test_the_corpus_writers_write_files_the_readers_read_back(tmp_path: Path) ->
     assert "demo-0001" not in " ".join(c.text for c in chunks)  # the nav menu is dropped
 
 
+@pytest.mark.slow
 def test_a_folder_of_every_format_is_stored(tmp_path: Path,
                                             open_graph: Callable[..., GraphRAG]) -> None:
     folder = tmp_path / "docs"

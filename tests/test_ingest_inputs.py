@@ -88,6 +88,7 @@ def test_the_older_ids_of_a_file_are_its_aliases(folder: Path, monkeypatch) -> N
     assert aliases[os.path.join("docs", "hr", "policy.md")] == "hr/policy.md"
 
 
+@pytest.mark.slow
 def test_ingesting_again_typed_another_way_stores_one_document(open_graph, folder: Path,
                                                               monkeypatch) -> None:
     rag = open_graph("one_id")
@@ -109,6 +110,7 @@ def test_ingesting_again_typed_another_way_stores_one_document(open_graph, folde
     assert len({p.text for p in found}) == len(found)  # no passage twice
 
 
+@pytest.mark.slow
 def test_documents_stored_under_older_ids_are_retired(open_graph, folder: Path,
                                                       monkeypatch) -> None:
     """A graph written before ids were relative holds `docs/team.md` (the path as typed) and

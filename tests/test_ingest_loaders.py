@@ -88,6 +88,7 @@ def test_openie_format(tmp_path: Path) -> None:
     assert "docs[1] triplet 0" in report.problems[-1].where
 
 
+@pytest.mark.slow
 def test_real_openie_file_counts_malformed_triples() -> None:
     report = load_file(need(MUSIQUE / "openie_gpt-3.5-turbo-1106.json"))
     assert len(report.records) == 1890

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from hopgraph.ingest.offline_extractor import (
     MAX_PREDICATE_WORDS,
     Rules,
@@ -60,6 +62,7 @@ def test_rules_can_be_turned_off_one_by_one() -> None:
     assert len(extract("Inception", text, Rules(pairs=False))) < len(full)
 
 
+@pytest.mark.slow
 def test_text_it_cannot_read_gives_passages_and_no_error() -> None:
     cases = [
         "只有中文的文本，没有大写字母。这是第二句。",  # no letter case at all

@@ -7,6 +7,8 @@ from conftest import BERNOULLI, CountingEmbedder, need
 from hopgraph.identity import content_key, entity_id, passage_id, relation_id
 from hopgraph.ingest.loaders import source_doc_id
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 
 def write_jsonl(path: Path, rows: list[dict]) -> Path:
     path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows), encoding="utf-8")

@@ -102,6 +102,7 @@ def test_persistent_500_raises_after_all_retries(server: FakeLLMServer, make_cli
     assert client.usage.as_dict()["requests"] == 4
 
 
+@pytest.mark.slow
 def test_timeout_is_retried_then_raises(server: FakeLLMServer, make_client: Any) -> None:
     server.responder = lambda body: Reply(delay=1.5)
     client = make_client(timeout=0.5, max_retries=1)

@@ -59,6 +59,7 @@ def test_tracked_wraps_listeners_and_keeps_three_argument_callbacks() -> None:
     assert isinstance(tracked(bars), Tracker)  # the bars take events
 
 
+@pytest.mark.slow
 def test_the_python_api_tells_events_and_still_calls_old_callbacks(
         open_graph, tmp_path: Path) -> None:
     rows = tmp_path / "rows.jsonl"

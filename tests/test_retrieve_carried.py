@@ -16,6 +16,8 @@ from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import load_file
 from hopgraph.retrieve import OFFLINE_METHODS, lexical, link
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 QUESTIONS = 6
 
 

@@ -4,6 +4,7 @@ keeps the relations the question ranks best, then the oldest, deterministically.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from test_retrieve_bridge import make_graph
 from test_store_ann import records
 
@@ -49,6 +50,7 @@ def test_a_hub_keeps_the_questions_best_relations_then_the_oldest() -> None:
     assert asked == [4] and steps.capped == [hub]  # one wider search per question (cap 4)
 
 
+@pytest.mark.slow
 def test_default_retrieval_is_unchanged_while_no_hub_reaches_the_cap(open_graph,
                                                                       monkeypatch) -> None:
     rag = open_graph(graph="fanout")
@@ -89,6 +91,7 @@ def test_with_a_hub_the_questions_best_come_from_the_one_pool_search() -> None:
     assert no_hub.best(3) == dict(list(ranked.items())[:3]) and asked == [4, 6, 3]
 
 
+@pytest.mark.slow
 def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
                                                                     monkeypatch) -> None:
     """With hubs, the question's best relations are taken from the hub pool's search: the
@@ -118,6 +121,7 @@ def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
     assert len(searches) == pooled + len(questions)
 
 
+@pytest.mark.slow
 def test_the_cap_is_read_when_a_graph_opens_never_per_query(open_graph, monkeypatch) -> None:
     """$HOPGRAPH_FANOUT is one of the graph's settings (`Settings.fanout`), resolved when it is
     opened: changing the environment later changes nothing for a graph already open."""

@@ -114,6 +114,7 @@ def fresh_results(open_graph: Any, graph: str, questions: list[str]) -> list[dic
     return got
 
 
+@pytest.mark.slow
 def test_a_reopened_graph_retrieves_as_one_built_afresh(open_graph, documents, built) -> None:
     questions, (first, second, third) = QUESTIONS, documents
     steps = [lambda rag: (rag.add(first), rag.add(second)),  # a process that only ingests
@@ -137,6 +138,7 @@ def test_a_reopened_graph_retrieves_as_one_built_afresh(open_graph, documents, b
                for got in reopened[:-1] for p in got["passages"])  # the texts written last
 
 
+@pytest.mark.slow
 def test_a_write_whose_file_was_never_saved_is_not_served_from_the_older_one(
         open_graph, documents) -> None:
     """Another process wrote (texts changed under the same ids, a document deleted, one

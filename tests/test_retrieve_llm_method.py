@@ -32,6 +32,7 @@ def rag(bernoulli: GraphRAG) -> Iterator[GraphRAG]:
     bernoulli.llm = None
 
 
+@pytest.mark.slow
 def test_good_llm_follows_the_chain(rag: GraphRAG, server: FakeLLMServer,
                                     tmp_path: Path) -> None:
     server.responder = good_llm
@@ -84,6 +85,7 @@ def test_rerank_failures_fall_back_to_offline(rag: GraphRAG, server: FakeLLMServ
     assert [p.id for p in result.passages] == [p.id for p in offline.passages]
 
 
+@pytest.mark.slow
 def test_timeout_and_garbage_entities_fall_back(rag: GraphRAG, server: FakeLLMServer,
                                                 tmp_path: Path) -> None:
     server.responder = lambda body: Reply("{}", delay=1.5)
@@ -104,6 +106,7 @@ def test_llm_method_needs_an_llm(rag: GraphRAG) -> None:
         rag.retrieve(QUESTION, method="llm")
 
 
+@pytest.mark.slow
 def test_the_llm_sees_only_relations_inside_the_filter(open_graph, server: FakeLLMServer,
                                                        tmp_path: Path) -> None:
     """A filtered `llm` query: the model is shown only relations with a passage the filter

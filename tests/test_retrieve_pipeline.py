@@ -15,6 +15,7 @@ def starts(result) -> list[str]:
             for p in result.passages]
 
 
+@pytest.mark.slow
 def test_bernoulli_graph_top2_is_euler_and_daniel_without_llm_or_entities(
         bernoulli: GraphRAG) -> None:
     graph = bernoulli.retrieve(QUESTION, top_k=2)

@@ -18,6 +18,8 @@ from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher, make_searcher
 from hopgraph.store import MilvusStore, schema
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 SUBSET = 6  # MuSiQue dev questions, with every paragraph they come with
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hopgraph.retrieve.search import MilvusSearcher
 from hopgraph.retrieve.vector_cache import VectorCache
@@ -27,6 +28,7 @@ def test_only_missing_ids_are_fetched_and_the_least_recent_leave_first() -> None
     assert asked[-1] == ["r2"]
 
 
+@pytest.mark.slow
 def test_a_write_keeps_the_searchers_cache(open_graph) -> None:
     from test_store_ann import records
 
@@ -47,6 +49,7 @@ def test_ids_are_admitted_the_second_time_they_are_wanted() -> None:
     assert cache.admit(["b"]) == []  # handed out once; kept from now on by `get`
 
 
+@pytest.mark.slow
 def test_relations_are_scored_alike_by_milvus_fetched_vectors_and_the_cache(
         open_graph, monkeypatch) -> None:
     """The first time, Milvus scores the relations (a filtered search; ids it leaves out

@@ -25,6 +25,8 @@ from hopgraph.retrieve.query import MAX_QUESTION_CHARS  # noqa: E402
 from hopgraph.serve.app import create_app  # noqa: E402
 from hopgraph.serve.service import GraphService  # noqa: E402
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 DOC = source_doc_id(BERNOULLI)
 NEPHEW = Query("Who was Jacob Bernoulli's nephew?", top_k=3)
 

@@ -104,6 +104,7 @@ def _error(response) -> dict:
     b'{"question": "Who?", "entities": ["\\udfff"]}',
     b'{"\\ud800": 1, "question": "Who?"}',
 ])
+@pytest.mark.slow
 def test_nan_infinity_and_lone_surrogates_are_422(client: TestClient, raw: bytes) -> None:
     for path in ("/query", "/ask"):
         response = client.post(path, content=raw, headers={"Content-Type": "application/json"})
@@ -285,6 +286,7 @@ def test_metrics_and_the_access_log(client: TestClient, caplog) -> None:
     assert client.get("/metrics", headers={"Authorization": "Bearer wrong"}).status_code == 401
 
 
+@pytest.mark.slow
 def test_the_access_log_as_json(graph_db: str, local_embedder, caplog) -> None:
     import json
     import logging
@@ -302,6 +304,7 @@ def test_the_access_log_as_json(graph_db: str, local_embedder, caplog) -> None:
     assert (line["route"], line["status"], line["key"]) == ("/documents", 200, "none")
 
 
+@pytest.mark.slow
 def test_an_unexpected_error_is_a_500_and_its_traceback_is_logged(
         graph_db: str, local_embedder, monkeypatch, caplog) -> None:
     """The handler may run outside the `except` block (Starlette calls a plain function in a

@@ -18,6 +18,8 @@ from hopgraph.serve.app import create_app
 from hopgraph.serve.job_routes import NAME_BYTES, upload_names
 from hopgraph.serve.service import GraphService
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 TEAM = b"Alice Smith leads the Platform team at Acme Corp. Bob Jones reports to Alice Smith.\n"
 
 

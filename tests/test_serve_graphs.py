@@ -22,6 +22,8 @@ from hopgraph.serve.pool import GraphPool
 from hopgraph.serve.service import GraphService
 from hopgraph.store.keys import KeyStore
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 BASEL = {"passage": "Basel lies on the Rhine. The Rhine flows into the North Sea.",
          "triplets": [["Basel", "lies on", "Rhine"], ["Rhine", "flows into", "North Sea"]]}
 BERN = {"passage": "Bern lies on the Aare. The Aare flows into the Rhine.",

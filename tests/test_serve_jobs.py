@@ -128,6 +128,7 @@ class Gate:
         self.thread.join(timeout=60)
 
 
+@pytest.mark.slow
 def test_good_files_are_stored_and_bad_ones_named(client: TestClient, rag: GraphRAG) -> None:
     files = {"notes.txt": NOTES, "guide.md": GUIDE, "rows.jsonl": rows(3, skip_one=True),
              "curie.pdf": a_pdf(), "broken.pdf": b"%PDF-1.4 not really", "empty.txt": b"",
@@ -171,6 +172,7 @@ def test_good_files_are_stored_and_bad_ones_named(client: TestClient, rag: Graph
     assert client.get("/jobs/abc123").status_code == 404
 
 
+@pytest.mark.slow
 def test_office_html_csv_and_eml_files_are_uploaded(client: TestClient, tmp_path: Path
                                                     ) -> None:
     pytest.importorskip("docx", reason="the 'office' extra is missing: pip install -e '.[dev]'")
@@ -257,6 +259,7 @@ class CancelledAfterOneBatch(Job):
         super().progress(entry, event)
 
 
+@pytest.mark.slow
 def test_a_cancel_mid_file_finishes_that_file_and_a_rerun_completes_the_rest(
         service: GraphService, tmp_path: Path) -> None:
     rag = service.rag
@@ -377,6 +380,7 @@ def waiting_end(web: httpx.Client, url: str) -> dict[str, Any]:
     return dict(json.loads(lines[-1][6:]))
 
 
+@pytest.mark.slow
 def test_closing_the_server_interrupts_its_jobs(service: GraphService) -> None:
     app = create_app(service, ServeSettings())
     client = TestClient(app)  # no lifespan: the board is closed by hand below

@@ -61,6 +61,7 @@ def call(client: TestClient, key: str | None, method: str, path: str, **kw) -> i
     return client.request(method, path, headers=headers, **kw).status_code
 
 
+@pytest.mark.slow
 def test_roles_and_graphs_are_enforced(served) -> None:
     client, keys, _, _ = served
     query = {"json": {"question": QUESTION}}

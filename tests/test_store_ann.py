@@ -32,6 +32,7 @@ def file_of(tmp_path: Path, vectors: np.ndarray) -> VectorFile:
     return file
 
 
+@pytest.mark.slow
 def test_recall_at_10_against_exact_search_and_exact_scores(tmp_path: Path) -> None:
     vectors = clustered(20_000)
     file = file_of(tmp_path, vectors)
@@ -143,6 +144,7 @@ def records(count: int) -> list[PassageRecord]:
     return out
 
 
+@pytest.mark.slow
 def test_graph_searches_with_indexes_equal_exact_ones(open_graph, monkeypatch) -> None:
     monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")
     rag = open_graph(graph="annidx")

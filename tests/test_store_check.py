@@ -13,6 +13,8 @@ from hopgraph.store import MilvusStore
 from hopgraph.store.check import check, check_and_repair
 from hopgraph.store.writes import WriteSession
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 
 class Stop(Exception):
     """Stands for the process dying at that point."""

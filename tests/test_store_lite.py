@@ -12,6 +12,8 @@ from conftest import BERNOULLI, QUESTION, need, run_process
 from hopgraph import GraphRAG
 from hopgraph.errors import StoreError
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 
 class OtherEmbedder:
     """An embedder the graph was not built with."""

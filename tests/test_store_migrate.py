@@ -7,11 +7,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from conftest import BERNOULLI, QUESTION, need
 
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
 from hopgraph.store.check import check
+
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 
 RELEASE = Path(__file__).parent / "data" / "release_graph" / "graphs"
 

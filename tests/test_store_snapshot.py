@@ -13,6 +13,8 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.store import snapshot
 from hopgraph.store.writes import WriteSession, writing
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 
 def content(graph: KnowledgeGraph) -> tuple[dict, dict]:
     """The graph independent of row order: names by entity id, relations by id."""

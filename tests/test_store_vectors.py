@@ -12,6 +12,8 @@ from conftest import BERNOULLI, QUESTION, need
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
 from hopgraph.store.vectors import VectorFile
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 
 def milvus_rows(rag, kind: str) -> np.ndarray:
     """The vectors Milvus holds for the graph's rows, in graph order."""

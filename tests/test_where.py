@@ -369,6 +369,7 @@ def lite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[MilvusClien
         client.close()
 
 
+@pytest.mark.slow
 def test_milvus_lite_selects_what_matches_selects(lite: tuple[MilvusClient, str]) -> None:
     assert check_all(*lite, exact=False) > 800
 
@@ -380,6 +381,7 @@ def test_milvus_lite_misses_only_containers_that_must_be_absent(
     assert selected(*lite, {"$not": {"lang": "en"}}) == ALL - {"en"}  # `!=` sees them
 
 
+@pytest.mark.slow
 def test_milvus_lite_searches_and_large_filters(lite: tuple[MilvusClient, str]) -> None:
     check_search(*lite, exact=False)
     check_large(*lite, exact=False)

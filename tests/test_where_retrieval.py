@@ -24,6 +24,8 @@ from hopgraph.serve.app import create_app
 from hopgraph.serve.service import GraphService
 from hopgraph.where import Where
 
+pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
+
 QUESTIONS = 12  # MuSiQue dev questions, with every paragraph they come with
 
 # Filters of every selectivity and shape: documents only (answered from the graph), metadata,
