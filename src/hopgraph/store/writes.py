@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 from hopgraph.config import lease_timing
 from hopgraph.store.changes import KEEP_WRITES, WHOLE, ChangeLog, Part, ending, parts_of
@@ -48,7 +49,7 @@ class WriteSession:
         self.passages_touched = 0  # passage ids announced (the lexicon keeper asks)
         self.docs: set[str] = set()
         self.completed: set[str] = set()  # what `writing` tells `finish`
-        self.meta: dict = {}  # the meta row as of `recover` (no one else writes it now)
+        self.meta: dict[str, Any] = {}  # the meta row as of `recover` (no one else writes it now)
         self.quiet = False  # whether `recover` found nothing logged after the last close
         self._strong: AbstractContextManager[None] | None = None
 
@@ -209,7 +210,7 @@ def writing(store: MilvusStore, doing: str,
     session.finish(session.completed)
 
 
-def stopped_of(meta: dict) -> dict[str, str]:
+def stopped_of(meta: dict[str, Any]) -> dict[str, str]:
     """The unfinished documents a meta row names (an earlier version's flag as "*")."""
     found = dict(meta.get("unfinished", {}))
     if meta.get("writing"):
