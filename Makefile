@@ -45,7 +45,7 @@ $(BIN)/python -m pip install -q --no-deps $(TORCH) $(if $(TORCH_INDEX),--extra-i
 $(BIN)/python -m pip install -q $(TORCH)
 endef
 
-.PHONY: demo test test-fast lint install torch clean
+.PHONY: demo test test-fast lint typecheck install torch clean
 
 $(STAMP): pyproject.toml
 	$(INSTALL_TORCH)
@@ -66,9 +66,16 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+# mypy as [tool.mypy] in pyproject.toml says: all of src/hopgraph, strict for the modules it
+# lists (docs/development.md#type-checking).
+typecheck: $(STAMP)
+	$(BIN)/mypy
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	PYTEST=$(BIN)/pytest bash tests/run.sh
 
 # The inner loop: the tests that start no Milvus server, no other process and no browser,

@@ -64,7 +64,8 @@ class GraphRAG:
                                       memory_limit=memory_limit, embed_timeout=embed_timeout,
                                       embed_batch=embed_batch, embed_retries=embed_retries)
         self._owns_embedder = embedder is None or isinstance(embedder, str)
-        self.embedder = embedder_for(self.settings) if self._owns_embedder else embedder
+        self.embedder: Embedder = (embedder_for(self.settings)
+                                   if embedder is None or isinstance(embedder, str) else embedder)
         self.store = MilvusStore.from_settings(self.settings, create=create)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=create)

@@ -7,6 +7,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -116,10 +117,12 @@ def evaluate(retriever: Retriever, questions: list[Question], methods: list[str]
     top_k = max(KS)
     for method in methods:
         retriever.retrieve(Query(questions[0].text, method, top_k, degree, where=where))
-    return {method: score_method(
-        lambda q, m=method: [content_key(p.text) for p in retriever.retrieve(
-            Query(q, m, top_k, degree, where=where)).passages], questions)
-        for method in methods}
+
+    def passages(method: str, question: str) -> list[str]:
+        return [content_key(p.text) for p in retriever.retrieve(
+            Query(question, method, top_k, degree, where=where)).passages]
+
+    return {method: score_method(partial(passages, method), questions) for method in methods}
 
 
 def score_method(run: Callable[[str], list[str]], questions: list[Question],

@@ -103,7 +103,7 @@ def export_graphml(store: MilvusStore, path: Path | IO[bytes], passages: bool = 
     import networkx as nx
 
     report = ExportReport()
-    graph = nx.MultiDiGraph()
+    graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()  # nodes: entity and passage ids
     names = {}
     for row in store.scan(store.entities, ["id", "name"]):
         names[row["id"]] = row["name"]

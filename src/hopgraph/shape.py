@@ -30,7 +30,7 @@ from hopgraph.errors import UsageError, install_extra
 try:
     from fpdf import FPDF
 except ImportError:  # fpdf2 is a dev extra; the writers below say so when it is missing
-    FPDF = None
+    FPDF = None  # type: ignore[assignment,misc]  # a class or None: mypy allows no such import
 
 FORMATS = ("md", "txt", "pdf", "docx", "html", "pptx")
 DEFAULT_FORMATS = ("md", "txt", "pdf")
@@ -202,7 +202,8 @@ def write_report_pdf(path: Path, source: dict[str, Any]) -> int:
                     pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
             pdf.ln(3)
     pdf.output(str(path))
-    return pdf.page_no()
+    pages: int = pdf.page_no()
+    return pages
 
 
 class _ReportPDF(FPDF if FPDF is not None else object):  # type: ignore[misc]

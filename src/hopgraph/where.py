@@ -125,8 +125,10 @@ class Where:
         """Check a filter: a dict, JSON text (the CLI's) or a Where; None and {} mean none."""
         if isinstance(spec, str):
             spec = _from_json(spec)
-        if spec is None or isinstance(spec, Where) or (isinstance(spec, Mapping) and not spec):
-            return spec or None
+        if isinstance(spec, Where):
+            return spec
+        if spec is None or (isinstance(spec, Mapping) and not spec):
+            return None
         return cls(_Reader().filter(spec, "where", 1), _plain(spec))
 
     def as_dict(self) -> dict[str, Any]:

@@ -69,7 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except UsageError as exc:
         print(f"hopgraph {args.command}: usage error: {exc}", file=sys.stderr)
         return 2

@@ -139,8 +139,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
-                ) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                parents: list[argparse.ArgumentParser]) -> None:
     """The `stats`, `check`, `export`, `drop` and `demo` subcommands."""
     p = sub.add_parser("stats", parents=parents, help="row counts of a graph")
     p.add_argument("--json", action="store_true")

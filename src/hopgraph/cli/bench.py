@@ -139,8 +139,8 @@ def _extracted(corpus: Path, rules: dict[str, bool], names: str | None) -> LoadR
     return report
 
 
-def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
-               ) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+               parents: list[argparse.ArgumentParser]) -> None:
     """The `eval` subcommand."""
     p = sub.add_parser("eval", parents=parents, help="Recall@2/5 and latency on a benchmark")
     p.add_argument("--corpus", help="corpus.json ([{title, text}]): its passages as given")

@@ -61,8 +61,8 @@ def cmd_delete(args: argparse.Namespace) -> int:
     return 1 if removal.missing else 0
 
 
-def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
-                ) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                parents: list[argparse.ArgumentParser]) -> None:
     """The `docs` and `delete` subcommands."""
     p = sub.add_parser("docs", parents=parents,
                        help="list the graph's documents with their passage counts")

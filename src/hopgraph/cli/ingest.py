@@ -133,8 +133,8 @@ def print_summary(summary: IngestSummary, show_problems: int) -> None:
     print("\n".join(lines))
 
 
-def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
-               ) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+               parents: list[argparse.ArgumentParser]) -> None:
     """The `ingest` subcommand."""
     p = sub.add_parser("ingest", parents=parents,
                        help="ingest passage/triplet files and raw documents")

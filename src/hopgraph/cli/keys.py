@@ -13,7 +13,8 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from hopgraph.client import Client, ConnectionFailed, Forbidden, NotFound, Unauthorized
 from hopgraph.config import ServeSettings, Settings
@@ -24,6 +25,7 @@ from hopgraph.store import MilvusStore
 from hopgraph.store.keys import ROLES, KeyStore
 from hopgraph.store.lite import is_local_uri
 
+T = TypeVar("T")
 STARTING_S = 10.0  # how long a server named by a runtime file may take to answer
 
 
@@ -79,7 +81,7 @@ class ThroughServer:
     def close(self) -> None:
         self.client.close()
 
-    def _call(self, call: Any) -> Any:
+    def _call(self, call: Callable[[], T]) -> T:
         try:
             return call()
         except (Unauthorized, Forbidden) as exc:
@@ -174,8 +176,8 @@ def cmd_keys(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
-               ) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+               parents: list[argparse.ArgumentParser]) -> None:
     """The `keys` subcommand (the connection options after the action: `--graph` of
     `create` names the key's graphs)."""
     connection = argparse.ArgumentParser(add_help=False)

@@ -7,12 +7,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from typing import TYPE_CHECKING
 
 from hopgraph.cli.common import llm_client, open_graph
 from hopgraph.cli.serve import warn_or_refuse
 from hopgraph.config import ServeSettings
 from hopgraph.errors import UsageError, install_extra
 from hopgraph.store.keys import KeyStore
+
+if TYPE_CHECKING:  # the mcp extra is imported when the command runs
+    from hopgraph.integrations.mcp import LogLevel
 
 DEFAULT_PORT = 8001  # beside `hopgraph serve`'s 8000
 PATH = "/mcp"  # the SDK's endpoint path, where clients connect
@@ -32,7 +36,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from hopgraph.serve.service import GraphService  # no web framework: only the graph
 
     llm = llm_client(args)
-    log_level = "INFO" if args.verbose else "WARNING"
+    log_level: LogLevel = "INFO" if args.verbose else "WARNING"
     try:
         # On stdio, stdout is the protocol's wire: whatever opening the graph might print
         # goes to stderr (while serving, the SDK itself points stdout there).
@@ -66,8 +70,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
-               ) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+               parents: list[argparse.ArgumentParser]) -> None:
     """The `mcp` subcommand."""
     p = sub.add_parser("mcp", parents=parents,
                        help="serve the graph to agents over MCP: search, ask, entity, "

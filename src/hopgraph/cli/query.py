@@ -134,8 +134,8 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parsers(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
-                ) -> None:
+def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+                parents: list[argparse.ArgumentParser]) -> None:
     """The `query` and `ask` subcommands."""
     p = sub.add_parser("query", parents=parents, help="retrieve passages for a question")
     p.add_argument("question")

@@ -105,8 +105,8 @@ def warn_or_refuse(args: argparse.Namespace, lite: bool, keyed: bool) -> None:
               "shared host use a Milvus server with a token", file=sys.stderr)
 
 
-def add_parser(sub: argparse._SubParsersAction, parents: list[argparse.ArgumentParser]
-               ) -> None:
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser],
+               parents: list[argparse.ArgumentParser]) -> None:
     """The `serve` subcommand."""
     p = sub.add_parser("serve", parents=parents,
                        help="serve the REST API and the web page (needs the 'serve' extra)")

@@ -212,9 +212,9 @@ class AsyncClient:
                     return
                 reader = EventReader(call.where)
                 async for line in reply.aiter_lines():
-                    event = reader.line(line)
-                    if event is not None:
-                        yield event
+                    parsed = reader.line(line)
+                    if parsed is not None:
+                        yield parsed
                 reader.end()
         except httpx.TransportError as exc:
             raise connection_failed(exc, call.where, self.timeout) from exc

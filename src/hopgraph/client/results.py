@@ -5,7 +5,7 @@ are the same types."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from hopgraph.records import PassageHit, RelationHit, Retrieval
 
@@ -55,15 +55,28 @@ class PassageHitWithMetadata(PassageHit):
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+class _HitFields(TypedDict):
+    """A `PassageHit`'s fields, as `passage_hit` reads them from a reply."""
+
+    id: str
+    text: str
+    score: float
+    relations: list[str]
+    via: list[str]
+    doc_id: str | None
+    source: dict[str, Any] | None
+
+
 def passage_hit(item: dict[str, Any]) -> PassageHit:
     """A passage of a reply (`id`, `text`, `score`, `relations`, `via`, `doc_id`,
     `source`): a `PassageHit`, equal to `GraphRAG`'s for the same passage, unless the reply
     carries `metadata`. A server from before sources gives none (`source` None)."""
     source = item.get("source")
-    fields = {"id": str(item["id"]), "text": str(item["text"]), "score": float(item["score"]),
-              "relations": [str(r) for r in item.get("relations", [])],
-              "via": [str(v) for v in item.get("via", [])], "doc_id": item.get("doc_id"),
-              "source": dict(source) if isinstance(source, dict) else None}
+    fields: _HitFields = {
+        "id": str(item["id"]), "text": str(item["text"]), "score": float(item["score"]),
+        "relations": [str(r) for r in item.get("relations", [])],
+        "via": [str(v) for v in item.get("via", [])], "doc_id": item.get("doc_id"),
+        "source": dict(source) if isinstance(source, dict) else None}
     if item.get("metadata") is not None:
         return PassageHitWithMetadata(**fields, metadata=dict(item["metadata"]))
     return PassageHit(**fields)

@@ -37,7 +37,7 @@ class MatrixPowers:
         return np.array(sorted(found), dtype=np.int64)
 
 
-def _binary(matrix: sparse.spmatrix) -> sparse.csr_matrix:
-    matrix = sparse.csr_matrix(matrix)
-    matrix.data[:] = 1.0  # keep only the pattern; counts would overflow at high degree
-    return matrix
+def _binary(matrix: sparse.csr_matrix) -> sparse.csr_matrix:
+    binary = sparse.csr_matrix(matrix)
+    binary.data[:] = 1.0  # keep only the pattern; counts would overflow at high degree
+    return binary

@@ -34,9 +34,9 @@ def read_eml(path: Path) -> tuple[ReadText, str]:
             message = email.message_from_binary_file(handle, policy=policy.default)
         header = [f"{name}: {one_line(str(message[name]))}" for name in HEADERS
                   if message[name] is not None and str(message[name]).strip()]
-        body, kind = _body(message, path)  # type: ignore[arg-type]
+        body, kind = _body(message, path)
         attached = [part.get_filename() or part.get_content_type()
-                    for part in message.iter_attachments()]  # type: ignore[attr-defined]
+                    for part in message.iter_attachments()]
     except (LookupError, ValueError, TypeError, AttributeError) as exc:
         raise InputError(f"cannot read e-mail ({type(exc).__name__}: {exc})",
                          where=str(path)) from exc

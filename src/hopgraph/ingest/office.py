@@ -105,7 +105,8 @@ def _slide(slide: Any, number: int, out: MarkdownText) -> None:
 
 def _paragraph_text(paragraph: Any) -> str:
     """A paragraph's text; a line break within it ("\\v" in python-pptx) is a space."""
-    return paragraph.text.replace("\v", " ")
+    text: str = paragraph.text.replace("\v", " ")
+    return text
 
 
 def _in_order(shapes: Any) -> Iterator[Any]:

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from hopgraph.embed import Embedder
 from hopgraph.ingest import prune
-from hopgraph.ingest.writer import Ingestor, Progress, Seen, Waiting
+from hopgraph.ingest.batch import Seen
+from hopgraph.ingest.writer import Ingestor, Progress, Waiting
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, Removal
 from hopgraph.store.state import GraphState
 from hopgraph.store.writes import Write
 
 
-def store_records(state: GraphState, embedder: Embedder, records: Iterable[PassageRecord],
+def store_records(state: GraphState[Any], embedder: Embedder, records: Iterable[PassageRecord],
                   reports: list[LoadReport], progress: Progress | None = None,
                   total: int = 0, append: bool = False,
                   waiting: Waiting | None = None,
@@ -66,7 +68,7 @@ def store_records(state: GraphState, embedder: Embedder, records: Iterable[Passa
     return summary
 
 
-def delete_documents(state: GraphState, doc_ids: list[str],
+def delete_documents(state: GraphState[Any], doc_ids: list[str],
                      waiting: Waiting | None = None) -> Removal:
     """Delete documents with everything only they hold; ids not stored are `missing`.
     Deleting an unfinished document (a write that stopped) completes its removal."""
@@ -85,7 +87,7 @@ def delete_documents(state: GraphState, doc_ids: list[str],
     return removal
 
 
-def _close_unfinished(state: GraphState, write: Write, docs: set[str]) -> None:
+def _close_unfinished(state: GraphState[Any], write: Write, docs: set[str]) -> None:
     """Documents left unfinished by a stopped write that this one completes are cleared
     when it ends, even if it found nothing left to change (its end must then be logged);
     so is an earlier version's unfinished-write flag, as that version's next write did."""
@@ -95,7 +97,7 @@ def _close_unfinished(state: GraphState, write: Write, docs: set[str]) -> None:
         write.touch("passages", [], done)
 
 
-def _prune(state: GraphState, documents: list[str], seen: Seen | None, write: Write
+def _prune(state: GraphState[Any], documents: list[str], seen: Seen | None, write: Write
            ) -> tuple[Removal, set[str]]:
     """Remove what `documents` no longer hold, in Milvus, the graph and the vector files;
     the removal, and the documents that lost something."""
@@ -114,7 +116,7 @@ def held_documents(reports: list[LoadReport], stored: set[str]) -> list[Problem]
             continue
         # A streamed report (`add`) keeps no records: hold every stored document it touched.
         docs = {r.doc_id for r in report.records} if report.records else stored
-        for doc in sorted(docs & stored):
+        for doc in sorted(stored & docs):
             held.setdefault(doc, report.path)
     return [Problem(doc, f"not pruned: {source} had skipped rows, so passages no longer in "
                     "this document were kept (fix the rows and ingest again)")

@@ -111,10 +111,11 @@ class Ingestor:
                     if e not in run.entities and e not in self.graph.entity_index]
         relations = [r for r in batch.relations
                      if r not in run.relations and r not in self.graph.relation_index]
-        reads = [lambda: store.get(store.passages, passages, ["id", "text", "metadata"],
-                                   strong=strong),
-                 lambda: store.get(store.entities, entities, ["id"], strong=strong),
-                 lambda: store.get(store.relations, relations, ["id"], strong=strong)]
+        reads: list[Callable[[], list[dict[str, Any]]]] = [
+            lambda: store.get(store.passages, passages, ["id", "text", "metadata"],
+                              strong=strong),
+            lambda: store.get(store.entities, entities, ["id"], strong=strong),
+            lambda: store.get(store.relations, relations, ["id"], strong=strong)]
         if store.is_local:
             rows = [read() for read in reads]
         else:
@@ -233,11 +234,11 @@ class Ingestor:
                               ["id", "subject_id", "object_id", "text", "vector", "passage_ids"])
         updates = []
         for row in rows:
-            known = list(row["passage_ids"])
-            added = [p for p in batch.relation_passages[row["id"]] if p not in known]
+            stored = list(row["passage_ids"])
+            added = [p for p in batch.relation_passages[row["id"]] if p not in stored]
             if not added:
                 continue
-            merged = capped(row["id"], known + added)
+            merged = capped(row["id"], stored + added)
             row["passage_ids"] = merged
             row["vector"] = np.asarray(row["vector"], dtype=np.float32)
             updates.append(row)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from hopgraph.api import GraphRAG
 from hopgraph.errors import UsageError
@@ -83,13 +83,21 @@ class Local:
                 self._rag = None
 
 
+class _ClientOptions(TypedDict):
+    """What `Remote` gives `hopgraph.client`'s clients besides the URL."""
+
+    api_key: str | None
+    graph: str | None
+    timeout: float
+
+
 class Remote:
     """A `hopgraph serve`, through `hopgraph.client`: one sync client kept (its connections
     reused), an async client per async call (an event loop's connections are its own)."""
 
     def __init__(self, url: str, api_key: str | None = None, graph: str | None = None,
                  timeout: float = 60.0) -> None:
-        self._settings = {"api_key": api_key, "graph": graph, "timeout": timeout}
+        self._settings = _ClientOptions(api_key=api_key, graph=graph, timeout=timeout)
         self._url = url
         self._sync: Any = None
 

@@ -73,10 +73,12 @@ class Segment:
         for segment, keep in parts:
             ids.extend(i for i, kept in zip(segment.ids, keep.tolist(), strict=True) if kept)
             rows = segment.rows[np.flatnonzero(keep)]
-            rows.resize((rows.shape[0], width))
+            # scipy-stubs refuse resize (a shape changed in place); `rows` is a fresh copy
+            rows.resize((rows.shape[0], width))  # type: ignore[arg-type]
             matrices.append(rows)
             lengths.append(segment.lengths[keep])
+        # scipy-stubs type an empty matrix of a given shape as float64 only, not float32
         matrix = sparse.vstack(matrices, format="csr") if matrices else sparse.csr_matrix(
-            (0, width), dtype=np.float32)
+            (0, width), dtype=np.float32)  # type: ignore[arg-type]
         return Segment(ids, matrix.tocsc(),
                         np.concatenate(lengths) if lengths else np.zeros(0, np.float32))

@@ -25,6 +25,7 @@ it and use its probes live in `hopgraph.retrieve.default`.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -191,7 +192,7 @@ class Scored:
 def merge_searches(
     question_hits: dict[str, float],
     probe_hits: list[tuple[Probe, dict[str, float]]],
-    bridge_passages: dict[int, set[str]],
+    bridge_passages: Mapping[int, Set[str]],
 ) -> dict[str, Scored]:
     """Max-merge the question's and the probes' passage scores, with confidence and boost."""
     merged = {pid: Scored(score, None) for pid, score in question_hits.items()}

@@ -21,7 +21,7 @@ from hopgraph.records import PassageHit, Retrieval
 from hopgraph.retrieve.link import EntityLinker, EntityMatch
 from hopgraph.retrieve.query import Query
 from hopgraph.retrieve.scope import Scope, ScopedGraph, ScopedLinker, ScopedSearch
-from hopgraph.retrieve.search import Searcher
+from hopgraph.retrieve.search import Searcher, Searches
 
 
 class Clock:
@@ -46,7 +46,7 @@ class Context:
 
     graph: KnowledgeGraph
     embedder: Embedder
-    search: Searcher
+    search: Searches
     llm: LLMClient | None = None
     fanout: int = DEFAULT_FANOUT  # relations of one entity followed per step (Settings.fanout)
     _linker: EntityLinker | None = field(default=None, repr=False)
@@ -67,11 +67,12 @@ class Context:
         """What a later graph's linker may extend: this one's, built or inherited."""
         return self._linker or self.linker_from
 
-    def scoped(self, scope: Scope) -> Context:
+    def scoped(self, scope: Scope, search: Searcher) -> Context:
         """This context as a filtered query sees it: graph, searches and linker inside
-        `scope` (`retrieve.scope`); the methods run on it unchanged."""
+        `scope` (`retrieve.scope`); the methods run on it unchanged. `search` is the
+        backend behind this context's searches (which do not take a scope themselves)."""
         return Context(ScopedGraph(self.graph, scope), self.embedder,  # type: ignore[arg-type]
-                       ScopedSearch(self.search, scope), self.llm, self.fanout,
+                       ScopedSearch(search, scope), self.llm, self.fanout,
                        _linker=ScopedLinker(self.linker, scope))  # type: ignore[arg-type]
 
 

@@ -236,8 +236,8 @@ class LexiconState(GraphState[R]):
                     self.keeper.closing(self, write.session.passages_touched))
         finally:  # even interrupted, the write is finished (the base class counts it)
             super().finish(write, completed)
-        if keep is not None and self.applied == (seq, CLOSED):
-            keep(seq)
+        if keep is not None and seq is not None and self.applied == (seq, CLOSED):
+            keep(seq)  # (`keep` is None when `seq` is)
 
     def stop(self, write: Write, reason: str) -> None:
         super().stop(write, reason)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from hopgraph.llm import LLMClient, LLMError, parse_json_reply
 from hopgraph.prompts import fill
@@ -29,7 +30,7 @@ class Choice:
     thought: str
 
 
-def _ask_json(client: LLMClient, prompt: str, what: str) -> dict:
+def _ask_json(client: LLMClient, prompt: str, what: str) -> dict[str, Any]:
     try:
         reply = client.complete([{"role": "user", "content": prompt}], json_mode=True)
     except LLMError as exc:

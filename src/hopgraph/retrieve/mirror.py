@@ -40,7 +40,8 @@ class _Matrix:
         """Cosine of one query vector to the given rows: from the query's row of scores
         (`row`), or, with an index, from those rows alone (no query reads every vector)."""
         if self.ann is None:
-            return self.row(qvec)[rows]
+            scores: np.ndarray = self.row(qvec)[rows]
+            return scores
         query = np.ascontiguousarray(qvec, dtype=np.float32).reshape(-1)
         return np.asarray(self.vectors[rows], dtype=np.float32) @ query
 
@@ -68,7 +69,7 @@ class _Matrix:
         else:
             scores = qvecs @ self.vectors.T
         limit = min(limit, scores.shape[1])
-        out = []
+        out: list[list[tuple[int, float]]] = []
         for row in scores:
             if limit <= 0:
                 out.append([])

@@ -35,11 +35,12 @@ class Retriever:
     def __init__(self, graph: KnowledgeGraph, embedder: Embedder, searcher: Searcher,
                  llm: LLMClient | None = None, store: MilvusStore | None = None,
                  fanout: int = DEFAULT_FANOUT) -> None:
+        self.searcher = searcher
         self.ctx = Context(graph, embedder, searcher, llm, fanout=fanout)
         self.scopes = Scopes(graph, store)  # of the filters asked for on this graph
 
     @classmethod
-    def over(cls, state: GraphState, embedder: Embedder, llm: LLMClient | None,
+    def over(cls, state: GraphState[Retriever], embedder: Embedder, llm: LLMClient | None,
              memory_limit: int | None, scan: bool = True,
              previous: Retriever | None = None, stale: frozenset[str] = frozenset(),
              fanout: int = DEFAULT_FANOUT) -> Retriever:
@@ -81,7 +82,7 @@ class Retriever:
     @property
     def search(self) -> Searcher:
         """The search backend (Milvus or the in-memory mirror)."""
-        return self.ctx.search
+        return self.searcher
 
     @property
     def linker(self) -> EntityLinker:
@@ -90,7 +91,9 @@ class Retriever:
 
     def context(self, query: Query) -> Context:
         """What the query's method runs on: the whole graph, or the scope of its `where`."""
-        return self.ctx if query.where is None else self.ctx.scoped(self.scopes.of(query.where))
+        if query.where is None:
+            return self.ctx
+        return self.ctx.scoped(self.scopes.of(query.where), self.searcher)
 
     def compare(self, query: Query | str, **options: Any) -> tuple[Retrieval, Retrieval]:
         """`retrieve(query)` and naive retrieval beside it, the question embedded once for

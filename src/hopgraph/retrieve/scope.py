@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from hopgraph.retrieve.link import EntityLinker, EntityMatch
 from hopgraph.store import MilvusStore
 from hopgraph.store.where_expr import milvus_expression
 from hopgraph.where import Where
+
+if TYPE_CHECKING:  # annotations only: search.py imports this module
+    from hopgraph.retrieve.lexical import LocalBM25
+    from hopgraph.retrieve.search import Searcher
 
 SCOPES_KEPT = 32  # filters whose scopes a retriever keeps (least recently used dropped)
 
@@ -127,7 +131,8 @@ class ScopedGraph:
     def relations_of(self, entities: np.ndarray) -> np.ndarray:
         """Relations in scope incident to any of `entities` (sorted, unique)."""
         found = self.base.relations_of(entities)
-        return found[self.scope.relations[found]]
+        kept: np.ndarray = found[self.scope.relations[found]]
+        return kept
 
     def entities_of(self, relations: np.ndarray) -> np.ndarray:
         """Subjects and objects of those of `relations` in scope (sorted, unique)."""
@@ -137,7 +142,8 @@ class ScopedGraph:
     def passage_indices(self, relation: int) -> np.ndarray:
         """A relation's passages in scope (indices)."""
         found = self.base.passage_indices(relation)
-        return found[self.scope.passages[found]]
+        kept: np.ndarray = found[self.scope.passages[found]]
+        return kept
 
     def passages_of(self, relation: int) -> list[str]:
         """Ids of a relation's passages in scope."""
@@ -177,31 +183,31 @@ class ScopedLinker:
 class ScopedSearch:
     """A searcher's searches, inside a scope (the searcher does the work: `scope=`)."""
 
-    def __init__(self, search: Any, scope: Scope) -> None:
+    def __init__(self, search: Searcher, scope: Scope) -> None:
         self.base = search
         self.scope = scope
 
     def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
-        return self.base.relations(qvecs, limit, scope=self.scope)  # type: ignore[no-any-return]
+        return self.base.relations(qvecs, limit, scope=self.scope)
 
     def score_relations(self, qvec: np.ndarray, relations: list[int]) -> dict[int, float]:
         inside = [r for r in relations if self.scope.relations[r]]
-        return self.base.score_relations(qvec, inside)  # type: ignore[no-any-return]
+        return self.base.score_relations(qvec, inside)
 
     def entities(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]:
-        return self.base.entities(qvecs, limit, scope=self.scope)  # type: ignore[no-any-return]
+        return self.base.entities(qvecs, limit, scope=self.scope)
 
     def passages(self, qvecs: np.ndarray, limit: int) -> list[dict[str, float]]:
-        return self.base.passages(qvecs, limit, scope=self.scope)  # type: ignore[no-any-return]
+        return self.base.passages(qvecs, limit, scope=self.scope)
 
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
-        return self.base.lexical(queries, limit, scope=self.scope)  # type: ignore[no-any-return]
+        return self.base.lexical(queries, limit, scope=self.scope)
 
     def texts(self, passage_ids: list[str]) -> dict[str, str]:
-        return self.base.texts(passage_ids)  # type: ignore[no-any-return]
+        return self.base.texts(passage_ids)
 
     @property
-    def bm25(self) -> Any:
+    def bm25(self) -> LocalBM25 | None:
         return self.base.bm25
 
 

@@ -37,16 +37,34 @@ log = logging.getLogger(__name__)
 SCORED_HERE = 20_000  # rows of a scope up to which Milvus searches are scored in-process
 SCORED_THERE = 256  # relations not held here from which Milvus scores them (no vectors sent)
 
-__all__ = ["MemorySearcher", "MilvusSearcher", "Searcher", "make_searcher"]
+__all__ = ["MemorySearcher", "MilvusSearcher", "Searcher", "Searches", "make_searcher"]
 
 
-class Searcher(Protocol):
-    """The searches the retrieval methods need."""
+class Searches(Protocol):
+    """The searches the retrieval methods need (`Context.search`: a backend's, or a
+    `scope.ScopedSearch` of one)."""
+
+    def relations(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]: ...
+
+    def score_relations(self, qvec: np.ndarray, relations: list[int]) -> dict[int, float]: ...
+
+    def entities(self, qvecs: np.ndarray, limit: int) -> list[dict[int, float]]: ...
+
+    def passages(self, qvecs: np.ndarray, limit: int) -> list[dict[str, float]]: ...
+
+    def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]: ...
+
+    def texts(self, passage_ids: list[str]) -> dict[str, str]: ...
+
+    @property
+    def bm25(self) -> LocalBM25 | None: ...
+
+
+class Searcher(Searches, Protocol):
+    """A search backend: the searches, each also inside a scope (`scope=`)."""
 
     def relations(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
                   ) -> list[dict[int, float]]: ...
-
-    def score_relations(self, qvec: np.ndarray, relations: list[int]) -> dict[int, float]: ...
 
     def entities(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
                  ) -> list[dict[int, float]]: ...
@@ -56,11 +74,6 @@ class Searcher(Protocol):
 
     def lexical(self, queries: list[str], limit: int, scope: Scope | None = None
                 ) -> list[list[Hit]]: ...
-
-    def texts(self, passage_ids: list[str]) -> dict[str, str]: ...
-
-    @property
-    def bm25(self) -> LocalBM25 | None: ...
 
 
 class MilvusSearcher:
@@ -238,7 +251,8 @@ def _cosines(qvec: np.ndarray, matrix: np.ndarray, keys: list[Any]) -> dict[Any,
 def _cosine_row(qvec: np.ndarray, matrix: np.ndarray, norms: np.ndarray) -> np.ndarray:
     """Cosine of one query vector to each row of `matrix`, whose row norms are `norms`."""
     query = unit(np.asarray(qvec).reshape(1, -1)).reshape(-1)
-    return _dots(matrix, query) / np.maximum(norms, 1e-12)
+    cosines: np.ndarray = _dots(matrix, query) / np.maximum(norms, 1e-12)
+    return cosines
 
 
 def _dots(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
@@ -251,7 +265,8 @@ def _dots(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
     server") and from the other requests of a serving process. A scope's rows on one thread
     are cheap (the same section).
     """
-    return np.einsum("ij,j->i", matrix, query)
+    dots: np.ndarray = np.einsum("ij,j->i", matrix, query)
+    return dots
 
 
 def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int | None,

@@ -109,7 +109,7 @@ class VectorCache:
             over = len(self._slot) + len(new) - self.limit
             if over > 0:  # the least recently wanted leave (free rows are never picked)
                 for row in np.argpartition(self._used, over - 1)[:over].tolist():
-                    del self._slot[self._ids[row]]  # type: ignore[arg-type]
+                    del self._slot[self._ids[row]]
                     self._ids[row] = None
                     self._free.append(row)
                     self._used[row] = _FREE

@@ -16,18 +16,19 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
-from fastapi import APIRouter, Depends, FastAPI
+from fastapi import APIRouter, Depends, FastAPI, params
 from fastapi.concurrency import run_in_threadpool
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from hopgraph.config import ServeSettings
@@ -62,6 +63,14 @@ STATIC = Path(__file__).resolve().parent / "static"
 SWAGGER_UI = "/static/vendor/swagger-ui-5.35.0"  # npm swagger-ui-dist (static/vendor says how)
 
 
+class _RouterOptions(TypedDict):
+    """What each router of the app is made with (`APIRouter`'s arguments)."""
+
+    dependencies: Sequence[params.Depends]
+    responses: dict[int | str, dict[str, Any]]
+    route_class: type[APIRoute]
+
+
 def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None = None,
                local_token: str | None = None, bound: str = "127.0.0.1") -> FastAPI:
     """The app over a pool of graphs (or one service, the default graph of a pool made
@@ -91,7 +100,8 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
     guards = [Depends(authenticator(ring))]
     failures = described(400, 401, 403, 413, 422, 500, 502, 503)
     metrics = Metrics(pool)
-    api = {"dependencies": guards, "responses": failures, "route_class": CheckedRoute}
+    api: _RouterOptions = {"dependencies": guards, "responses": failures,
+                           "route_class": CheckedRoute}
     present = APIRouter(**api)
     graph_routes(present, pool, default_graph(pool), settings.write_wait)
     named = APIRouter(prefix="/graphs/{graph}", **api)
@@ -100,7 +110,7 @@ def create_app(graphs: GraphService | GraphPool, settings: ServeSettings | None 
     server_routes(server, pool, metrics)
     key_routes(server, ring)
     job_routes(server, board)
-    forms = {**api, "route_class": UploadRoute}
+    forms: _RouterOptions = {**api, "route_class": UploadRoute}
     uploads = APIRouter(**forms)
     named_uploads = APIRouter(prefix="/graphs/{graph}", **forms)
     upload_routes(uploads, named_uploads, board, pool)

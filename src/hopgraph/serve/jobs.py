@@ -63,7 +63,9 @@ class Job:
         self.id, self.graph, self.files = job_id, graph, files
         self.extractor, self.append, self.folder, self.owner = extractor, append, folder, owner
         self.state, self.stage = "queued", "queued"
-        self.created, self.started, self.finished = now, None, None
+        self.created = now
+        self.started: float | None = None
+        self.finished: float | None = None
         self.updated = now
         self.documents: list[str] = []
         self.problems: list[dict[str, str]] = []

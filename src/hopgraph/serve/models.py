@@ -81,8 +81,10 @@ class QueryRequest(_Question):
 
     def to_query(self, default_method: str) -> Query:
         """The `Query` this request asks for (`default_method` when it names none)."""
+        # Query takes a filter's JSON form too (typed as what it keeps: Where.parse's result)
         return Query(self.question, self.method or default_method, self.top_k, self.degree,
-                     tuple(self.entities) if self.entities else None, self.where)
+                     tuple(self.entities) if self.entities else None,
+                     self.where)  # type: ignore[arg-type]
 
 
 class AskRequest(_Question):
@@ -94,7 +96,7 @@ class AskRequest(_Question):
     def to_query(self, default_method: str) -> Query:
         """The `Query` this request asks for (`default_method` when it names none)."""
         return Query(self.question, self.method or default_method, self.top_k,
-                     where=self.where)
+                     where=self.where)  # type: ignore[arg-type]  # as in QueryRequest.to_query
 
 
 class DocumentsRequest(_Request):

@@ -101,19 +101,19 @@ def for_retrieval(graph: KnowledgeGraph, linker: EntityLinker, result: Retrieval
             draw.entity(index, "query")
             query.add(index)
     bridge_via: dict[int, int] = {}  # bridge entity index -> relation it was reached through
-    for bridge in result.bridges:
-        entity = graph.entity_index.get(str(bridge["id"]))
-        relation = graph.relation_index.get(str(bridge["relation"]))
-        if entity is not None and relation is not None:
-            draw.entity(entity, "bridge")
-            bridge_via.setdefault(entity, relation)
+    for found in result.bridges:
+        reached = graph.entity_index.get(str(found["id"]))
+        relation = graph.relation_index.get(str(found["relation"]))
+        if reached is not None and relation is not None:
+            draw.entity(reached, "bridge")
+            bridge_via.setdefault(reached, relation)
     inner_of = {inner.index: outer for outer in bridge_via
                 for inner in linker.link(graph.entity_names[outer], whole=False)
                 if inner.index not in bridge_via and inner.index != outer}
-    for hit in result.relations:
-        index = graph.relation_index.get(hit.id)
+    for relation_hit in result.relations:
+        index = graph.relation_index.get(relation_hit.id)
         if index is not None:
-            draw.relation(index, score=hit.score)
+            draw.relation(index, score=relation_hit.score)
     for rank, hit in enumerate(result.passages, start=1):
         node = draw.passage(hit.id, rank, hit.text)
         for rid in hit.via:
@@ -123,7 +123,7 @@ def for_retrieval(graph: KnowledgeGraph, linker: EntityLinker, result: Retrieval
             ends = (int(graph.subjects[relation]), int(graph.objects[relation]))
             bridge = next((e for e in ends if bridge_via.get(e) == relation), None)
             on_path = bridge is not None
-            if on_path:
+            if bridge is not None:
                 _mark_path(draw, graph, _Walk(bridge_via, inner_of, query), bridge)
             source = draw.entity(bridge if bridge is not None else ends[0], on_path=on_path)
             draw.evidence(source, node, graph.relation_texts[relation], on_path)

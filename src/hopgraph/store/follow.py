@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -66,7 +67,7 @@ def absorb(store: MilvusStore, graph: KnowledgeGraph, parts: list[Part],
                                     graph.entity_ids[int(graph.objects[index])]))
     store.ensure_all_loaded()
 
-    def fetch(kind: str) -> dict[str, dict]:
+    def fetch(kind: str) -> dict[str, dict[str, Any]]:
         fields = _FIELDS[kind] + (["vector"] if with_vectors else [])
         return {row["id"]: row for row in store.get(getattr(store, kind), sorted(ids[kind]),
                                                     fields, strong=True)}
@@ -83,7 +84,7 @@ def absorb(store: MilvusStore, graph: KnowledgeGraph, parts: list[Part],
 
 
 def _remove(result: Absorbed, ids: dict[str, set[str]],
-            rows: dict[str, dict[str, dict]]) -> None:
+            rows: dict[str, dict[str, dict[str, Any]]]) -> None:
     graph = result.graph
     gone = {kind: [i for i in ids[kind] if i not in rows[kind]] for kind in KINDS}
     relations = np.array(sorted(graph.relation_index[r] for r in gone["relations"]
@@ -103,10 +104,11 @@ def _remove(result: Absorbed, ids: dict[str, set[str]],
         result.changed += len(relations) + len(entities) + len(passages)
 
 
-def _add(result: Absorbed, rows: dict[str, dict[str, dict]], dim: int | None) -> None:
+def _add(result: Absorbed, rows: dict[str, dict[str, dict[str, Any]]],
+         dim: int | None) -> None:
     """Add or update the rows found (`dim`: the vectors' width, None: not read)."""
     graph = result.graph
-    new: dict[str, list[dict]] = {kind: [] for kind in KINDS}
+    new: dict[str, list[dict[str, Any]]] = {kind: [] for kind in KINDS}
     for pid, row in sorted(rows["passages"].items()):
         index = graph.passage_index.get(pid)
         if index is None:

@@ -15,6 +15,7 @@ import logging
 import re
 import secrets
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -109,7 +110,8 @@ class MilvusStore(Collections):
     def exists(self) -> bool:
         """Whether this graph has been created in the database."""
         with self._failures("looking the graph up"):
-            return self._client.has_collection(self.meta_collection)
+            found: bool = self._client.has_collection(self.meta_collection)
+            return found
 
     def list_graphs(self) -> list[str]:
         """Names of the graphs in this database (each has a `NAME_meta` collection)."""
@@ -283,7 +285,7 @@ class MilvusStore(Collections):
         started = time.monotonic()
         with self._failures("waiting for the indexes"):
             for name in (self.entities, self.relations, self.passages):
-                schema.wait_until(lambda n=name: schema.indexed(self._client, n),
+                schema.wait_until(partial(schema.indexed, self._client, name),
                                   f"the index of {name}", timeout)
         return time.monotonic() - started
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from pymilvus import DataType, MilvusClient
@@ -95,7 +96,7 @@ def indexed(client: MilvusClient, collection: str) -> bool:
 
 
 def _index_ready(client: MilvusClient, collection: str, field: str) -> bool:
-    state = client.describe_index(collection, field).get("state", "Finished")
+    state: str = client.describe_index(collection, field).get("state", "Finished")
     if state == "Failed":
         raise MilvusException(message=f"building the index on {collection}.{field} failed")
     return state == "Finished"
@@ -111,8 +112,12 @@ def load_collections(client: MilvusClient, names: list[str]) -> None:
     for name in names:
         client.load_collection(name, _async=True)
     for name in names:
-        wait_until(lambda n=name: client.get_load_state(n)["state"] == LoadState.Loaded,
-                    f"collection {name}")
+        wait_until(partial(_loaded, client, name), f"collection {name}")
+
+
+def _loaded(client: MilvusClient, collection: str) -> bool:
+    loaded: bool = client.get_load_state(collection)["state"] == LoadState.Loaded
+    return loaded
 
 
 def _schema(client: MilvusClient) -> Any:

@@ -82,7 +82,8 @@ def save(graph: KnowledgeGraph, path: Path, graph_name: str, writes: int,
 
 def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
     """Save `arrays` to `path` atomically (`store.atomic`)."""
-    replace_file(path, lambda out: np.savez(out, **arrays))
+    # allow_pickle: numpy's default, named so that no key of `arrays` is taken for it (mypy)
+    replace_file(path, lambda out: np.savez(out, allow_pickle=True, **arrays))
 
 
 @dataclass

@@ -32,7 +32,7 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -69,7 +69,7 @@ class GraphState(Generic[R]):
         self.stale_passages: set[str] = set()  # texts changed since (with a last one)
         self._writing = 0  # writes under way in this process
         self.passage_texts: dict[str, str] = {}  # read by the last mirror, still current
-        self._meta: dict = {}  # the meta row as last read (it names writes that stopped)
+        self._meta: dict[str, Any] = {}  # the meta row as last read (it names stopped writes)
         self._open: dict[int, set[str]] = {}  # documents of writes under way, by write
         self.graph = self._load()
         self.refresh()  # the parts of a write under way that are already settled

@@ -98,7 +98,7 @@ def all_of(parts: Sequence[Expr]) -> Expr:
     """`and` of the parts, constants folded, as a balanced tree."""
     if any(p is False for p in parts):
         return False
-    kept = [p for p in parts if p is not True]
+    kept = [p for p in parts if isinstance(p, str)]  # after the check above: not True
     return _balanced(kept, "and") if kept else True
 
 
@@ -106,7 +106,7 @@ def any_of(parts: Sequence[Expr]) -> Expr:
     """`or` of the parts, constants folded, as a balanced tree."""
     if any(p is True for p in parts):
         return True
-    kept = [p for p in parts if p is not False]
+    kept = [p for p in parts if isinstance(p, str)]  # after the check above: not False
     return _balanced(kept, "or") if kept else False
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 from hopgraph.store.changes import KEEP_WRITES, WHOLE, ChangeLog, Part, ending, parts_of
 from hopgraph.store.lease import WriterLease
@@ -48,7 +49,7 @@ class WriteSession:
         self.passages_touched = 0  # passage ids announced (the lexicon keeper asks)
         self.docs: set[str] = set()
         self.completed: set[str] = set()  # what `writing` tells `finish`
-        self.meta: dict = {}  # the meta row as of `recover` (no one else writes it now)
+        self.meta: dict[str, Any] = {}  # the meta row as of `recover` (no one else writes it now)
         self.quiet = False  # whether `recover` found nothing logged after the last close
         self._strong: AbstractContextManager[None] | None = None
 
