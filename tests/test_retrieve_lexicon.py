@@ -194,7 +194,7 @@ def test_a_bad_file_is_built_again(open_graph, documents, built, damage: str) ->
     rag = open_graph("damaged")
     rag.add(first)
     keeper, identity, writes = rag.state.keeper, rag.store.identity, rag.store.writes
-    strings, arrays = keeper.start().saved_form()
+    strings, arrays = keeper.starting_lexicon().saved_form()
     texts = rag.state.passage_texts
     rag.close()
     if damage == "corrupt":

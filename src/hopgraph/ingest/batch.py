@@ -79,7 +79,7 @@ def capped(relation: str, passages: list[str]) -> list[str]:
 
 
 @dataclass
-class Run:
+class AddedIds:
     """Ids this ingestion added: a later chunk that repeats one neither re-adds nor counts it."""
 
     passages: set[str] = field(default_factory=set)
@@ -88,7 +88,7 @@ class Run:
 
 
 @dataclass
-class Seen:
+class StoredDocsSeen:
     """What the input says of documents that were stored before it (what `prune` keeps):
     their passages, and which relation each of those passages states."""
 

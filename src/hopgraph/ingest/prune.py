@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.ingest.batch import Seen
+from hopgraph.ingest.batch import StoredDocsSeen
 from hopgraph.records import Removal
 from hopgraph.store import MilvusStore
 
@@ -52,7 +52,7 @@ class Plan:
         return not (len(self.passages) or self.shrink or len(self.relations))
 
 
-def plan(graph: KnowledgeGraph, documents: list[str], seen: Seen | None = None) -> Plan:
+def plan(graph: KnowledgeGraph, documents: list[str], seen: StoredDocsSeen | None = None) -> Plan:
     """What to remove so that `documents` hold only what `seen` says of them (nothing, for a
     delete): their passages not seen, and every link from a relation to one of their
     passages that the input no longer states."""

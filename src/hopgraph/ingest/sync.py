@@ -14,7 +14,7 @@ from typing import Any
 
 from hopgraph.embed import Embedder
 from hopgraph.ingest import prune
-from hopgraph.ingest.batch import Seen
+from hopgraph.ingest.batch import StoredDocsSeen
 from hopgraph.ingest.writer import Ingestor, Progress, Waiting
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, Removal
 from hopgraph.store.state import GraphState
@@ -97,7 +97,7 @@ def _close_unfinished(state: GraphState[Any], write: Write, docs: set[str]) -> N
         write.touch("passages", [], done)
 
 
-def _prune(state: GraphState[Any], documents: list[str], seen: Seen | None, write: Write
+def _prune(state: GraphState[Any], documents: list[str], seen: StoredDocsSeen | None, write: Write
            ) -> tuple[Removal, set[str]]:
     """Remove what `documents` no longer hold, in Milvus, the graph and the vector files;
     the removal, and the documents that lost something."""

@@ -13,7 +13,7 @@ import numpy as np
 
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.ingest.batch import Batch, Run, Seen, capped, chunks, collect
+from hopgraph.ingest.batch import AddedIds, Batch, StoredDocsSeen, capped, chunks, collect
 from hopgraph.records import IngestSummary, PassageRecord
 from hopgraph.store import MilvusStore
 
@@ -62,7 +62,7 @@ class Ingestor:
         # log, `store.writes`): an ingest that finds everything stored writes nothing.
         self.touch = touch or (lambda kind, ids, docs: None)
         self.stored_docs = frozenset(graph.documents())
-        self.seen = Seen()
+        self.seen = StoredDocsSeen()
         self.written_docs: set[str] = set()  # every document the records name
         self.changed_docs: set[str] = set()  # documents given a passage, a link or an update
 
@@ -74,7 +74,7 @@ class Ingestor:
         `len(records)`, and to 0 when that is unknown: a stream).
         """
         started = time.perf_counter()
-        summary, run = IngestSummary(), Run()
+        summary, run = IngestSummary(), AddedIds()
         if total is None:
             total = len(records) if isinstance(records, Sized) else 0
         done = 0
@@ -100,7 +100,7 @@ class Ingestor:
         return np.vstack([self.embedder.embed(texts[start:start + _EMBED_CHUNK])
                           for start in range(0, len(texts), _EMBED_CHUNK)])
 
-    def _lookup(self, batch: Batch, run: Run) -> Stored:
+    def _lookup(self, batch: Batch, run: AddedIds) -> Stored:
         """What of the chunk is stored already: its passages' rows, and which of its
         entities and relations the graph does not know but Milvus holds (another process
         may have written them). With a server the three reads go at once: each strong read
@@ -123,7 +123,7 @@ class Ingestor:
         return Stored({row["id"]: row for row in rows[0]}, {row["id"] for row in rows[1]},
                       {row["id"] for row in rows[2]})
 
-    def _store_passages(self, batch: Batch, summary: IngestSummary, run: Run,
+    def _store_passages(self, batch: Batch, summary: IngestSummary, run: AddedIds,
                         stored: dict[str, dict[str, Any]]) -> None:
         ids = [pid for pid in batch.passages if pid not in run.passages]
         new = [pid for pid in ids if pid not in stored]
@@ -163,7 +163,7 @@ class Ingestor:
              "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
             for pid in changed if pid in vectors))
 
-    def _store_entities(self, batch: Batch, summary: IngestSummary, run: Run,
+    def _store_entities(self, batch: Batch, summary: IngestSummary, run: AddedIds,
                         stored: set[str]) -> None:
         ids = [eid for eid in batch.entity_names if eid not in run.entities]
         # The graph holds every stored entity; Milvus was asked only about the others
@@ -186,7 +186,7 @@ class Ingestor:
             self.vector_sink("entities", vectors)
         run.entities.update(new)
 
-    def _store_relations(self, batch: Batch, summary: IngestSummary, run: Run,
+    def _store_relations(self, batch: Batch, summary: IngestSummary, run: AddedIds,
                          stored: set[str]) -> None:
         again = [rid for rid in batch.relations if rid in run.relations]
         ids = [rid for rid in batch.relations if rid not in run.relations]

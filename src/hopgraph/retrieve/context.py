@@ -83,7 +83,7 @@ class Linked:
     matches: list[EntityMatch]
     notes: list[str]
 
-    def onto(self, result: Retrieval, graph: KnowledgeGraph) -> Retrieval:
+    def attached_to(self, result: Retrieval, graph: KnowledgeGraph) -> Retrieval:
         """`result` with these entities listed and the linking notes first."""
         result.notes[:0] = self.notes
         result.entities = entity_dicts(self.matches, graph)

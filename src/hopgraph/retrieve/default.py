@@ -21,7 +21,7 @@ def run_default(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> R
     """The query's entities linked, then `bridge_ranking`."""
     linked = link_query(ctx, query, clock)
     result = bridge_ranking(ctx, query.question, qvec, linked.matches, query.top_k, clock)
-    return linked.onto(result, ctx.graph)
+    return linked.attached_to(result, ctx.graph)
 
 
 def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[EntityMatch],

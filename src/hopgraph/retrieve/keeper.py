@@ -21,7 +21,7 @@ Saved texts join the state's known texts when the graph is at the write they wer
 at, or at a later one if the change log still holds every write since: then all but the
 passages those writes touched (`Keeper.texts_into`). From then on the state drops those a
 change touches, as it does for texts a mirror read.
-`start` and `built` are what the retriever pipeline asks and tells.
+`retriever_start` and `retriever_built` are what the retriever pipeline asks and tells.
 """
 
 from __future__ import annotations
@@ -66,9 +66,10 @@ class Keeper:
         self.unusable_texts = False  # whether the log no longer says which of its texts hold
         self.latest: Callable[[], Any] = lambda: None  # the last retriever built (weakly)
         self._texts_tried: tuple[int, int] = (-1, 0)
-        self.spoiled: tuple[int, int] = (-1, 0)  # `applied` of a graph a failed write changed
+        # `applied` of the graph when a write failed: it holds what that write changed
+        self.failed_write_at: tuple[int, int] = (-1, 0)
 
-    def start(self) -> Lexicon | None:
+    def starting_lexicon(self) -> Lexicon | None:
         """The last lexicon this process read or made, else the file's (of any write; None
         if there is none or it is unreadable)."""
         if self.last is None:
@@ -90,7 +91,8 @@ class Keeper:
         writes, part = state.applied
         known = state.passage_texts
         if (part != CLOSED or state.writing or len(known) >= len(state.graph.passage_ids)
-                or self._texts_tried == (writes, id(known)) or self.spoiled == state.applied):
+                or self._texts_tried == (writes, id(known))
+                or self.failed_write_at == state.applied):
             return
         self._texts_tried = (writes, id(known))
         saved_at, texts = sidecar.texts(self.path, self.store.identity)
@@ -129,7 +131,7 @@ class Keeper:
                 log.info("a write of %d passages left the lexicon file %s as it was (a "
                          "reader brings it up to date)", touched, self.path)
                 return None
-            saved = self.start()
+            saved = self.starting_lexicon()
             if saved is not None:
                 bm25, linker = bm25 or saved.bm25, linker or saved.linker
         known, started = state.passage_texts, time.perf_counter()
@@ -168,7 +170,7 @@ class Keeper:
         return (self.saved_at < 0 or not self.complete or self.unusable_texts
                 or self.unsaved * STALE_SHARE >= max(passages, 1))
 
-    def built(self, state: GraphState[Any], retriever: Any, first: bool) -> None:
+    def note_built(self, state: GraphState[Any], retriever: Any, first: bool) -> None:
         """After a retriever was built (not during a write): it is the next write's start;
         the first of a process saves its lexicon when the file is worth saving again (and
         the graph is at a closed write, its texts all known)."""
@@ -241,7 +243,7 @@ class LexiconState(GraphState[R]):
 
     def stop(self, write: Write, reason: str) -> None:
         super().stop(write, reason)
-        self.keeper.spoiled = self.applied  # the graph keeps what the failed write changed
+        self.keeper.failed_write_at = self.applied  # the graph keeps what the failed write changed
 
     def drop(self) -> bool:
         found = super().drop()
@@ -249,7 +251,7 @@ class LexiconState(GraphState[R]):
         return found
 
 
-def start(state: GraphState[Any], previous: Any) -> tuple[Any, EntityLinker | None]:
+def retriever_start(state: GraphState[Any], previous: Any) -> tuple[Any, EntityLinker | None]:
     """Where a new retriever's BM25 index and linker start from: the lexicon a write of
     this process left when the graph is still at that write, else the `previous`
     retriever's searcher and linker, else the saved lexicon (whose texts then join the
@@ -261,11 +263,11 @@ def start(state: GraphState[Any], previous: Any) -> tuple[Any, EntityLinker | No
         return None, None
     if previous is None:
         keeper.texts_into(state)
-    base = keeper.start()
+    base = keeper.starting_lexicon()
     return base, None if base is None else base.linker
 
 
-def built(state: GraphState[Any], retriever: Any, previous: Any) -> None:
-    """Tell the state's keeper of a retriever built (`Keeper.built`)."""
+def retriever_built(state: GraphState[Any], retriever: Any, previous: Any) -> None:
+    """Tell the state's keeper of a retriever built (`Keeper.note_built`)."""
     if isinstance(state, LexiconState) and not state.writing:
-        state.keeper.built(state, retriever, previous is None)
+        state.keeper.note_built(state, retriever, previous is None)

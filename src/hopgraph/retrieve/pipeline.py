@@ -52,7 +52,7 @@ class Retriever:
         than built again (the cost of the change, not of the graph); without one, from
         the lexicon saved beside the snapshot (`keeper`). `fanout`: the graph's
         `Settings.fanout` (`retrieve.fanout`)."""
-        search_from, linker_from = keeper.start(state, previous)
+        search_from, linker_from = keeper.retriever_start(state, previous)
         searcher = make_searcher(state.store, state.graph, memory_limit,
                                  state.current_vectors(), scan=scan,
                                  known_texts=state.passage_texts, previous=search_from,
@@ -71,7 +71,7 @@ class Retriever:
             searcher.vector_cache = previous.search.vector_cache
         made = cls(state.graph, embedder, searcher, llm, state.store, fanout)
         made.ctx.linker_from = linker_from
-        keeper.built(state, made, previous)
+        keeper.retriever_built(state, made, previous)
         return made
 
     @property

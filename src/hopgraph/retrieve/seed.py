@@ -66,4 +66,4 @@ def run_seed(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> Retr
                 passages.setdefault(pid, PassageHit(pid, "", min(score, floor)))
     chosen = list(passages.values())[:top_k]
     result = Retrieval(query.question, "seed", chosen, relations=used, notes=notes)
-    return linked.onto(result, ctx.graph)
+    return linked.attached_to(result, ctx.graph)

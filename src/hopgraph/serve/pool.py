@@ -91,7 +91,7 @@ class GraphPool:
         finally:
             self.release(entry)
 
-    def taken(self, name: str) -> _Open | None:
+    def borrow_if_open(self, name: str) -> _Open | None:
         """Graph `name` for one more request if it is open (never blocks on Milvus: a graph
         gone elsewhere is left for `acquire`); None otherwise. `release` it after."""
         with self._lock:
@@ -168,7 +168,7 @@ class GraphPool:
             return self._opening.setdefault(name, threading.RLock())
 
     def _taken(self, name: str) -> _Open | None:
-        """`taken`, after retiring the entry of a graph dropped by another process (closed
+        """`borrow_if_open`, after retiring the entry of a graph dropped by another process (closed
         now if no request holds it, else by its last user)."""
         with self._lock:
             entry = self._open.get(name)
@@ -179,7 +179,7 @@ class GraphPool:
                 closing = entry if entry.users == 0 else None
         if closing is not None:
             _close(closing)
-        return self.taken(name)
+        return self.borrow_if_open(name)
 
     def _acquire(self, name: str, create: bool) -> _Open:
         entry = self._taken(name)

@@ -68,7 +68,7 @@ def named_graph(pool: GraphPool) -> Any:
 async def _using(pool: GraphPool, name: str, request: Request) -> AsyncIterator[GraphService]:
     """A graph of the pool for one request. An open graph is taken on the event loop (a
     dictionary look-up); opening or closing one, which reads Milvus, runs off it."""
-    entry = pool.taken(name)
+    entry = pool.borrow_if_open(name)
     if entry is None:
         entry = await run_in_threadpool(pool.acquire, name)
     try:
