@@ -20,14 +20,12 @@ from pymilvus.exceptions import MilvusException
 from hopgraph.errors import StoreError
 from hopgraph.records import Hit
 from hopgraph.store import schema
-from hopgraph.store.pages import pages, too_large
+from hopgraph.store.pages import PAGE, scan
 
 log = logging.getLogger(__name__)
 
 _BATCH = 1000
-_PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
 _SCORED = 4096  # ids per search of `scores`
-_MIN_PAGE = 64  # the smallest page a scan shrinks to when a reply is over the gRPC limit
 # Vectors are read as float32 arrays (`strict_float32`), faster than as Python floats on a
 # 2.3 server (benchmarks/RESULTS.md, "1M relations on Milvus Lite, before and after issue
 # 23"). Reads see this client's own writes ("Session"): a Strong read on a 2.3 server waits
@@ -121,33 +119,18 @@ class Collections:
         return rows
 
     def scan(self, collection: str, fields: list[str]) -> Iterator[dict[str, Any]]:
-        """Every row of a collection, paged with an iterator (a plain query truncates).
-
-        A server refuses to send a page over its gRPC limit (`proxy.grpc.serverMaxSendSize`,
-        64 MB on Milvus 2.3; 16,384 rows of vectors from a large graph pass it): the scan
-        then goes on from the last row it gave, in pages a quarter the size (and later
-        scans of that collection start at that size). The iterator pages in primary-key
-        order, so no row is given twice or skipped."""
+        """Every row of a collection, paged with an iterator (a plain query truncates), in
+        primary-key order (`pages.scan`). A page the server found too large to send makes
+        later scans of that collection start at the smaller size."""
         self.ensure_loaded(collection)
         wanted = fields if "id" in fields else ["id", *fields]
-        page, after = self._page.get(collection, _PAGE), None
         with self._failures(f"scanning {collection}"):
-            while True:
-                try:
-                    for row in pages(self._client, collection, wanted, page, after,
-                                     self._reads):
-                        after = row["id"]
-                        yield row
-                    return
-                except Exception as exc:
-                    if page <= _MIN_PAGE or not too_large(exc):
-                        raise
-                    page = self._page[collection] = max(_MIN_PAGE, page // 4)
-                    log.info("a page of %s was too large for the server to send; "
-                             "reading on in pages of %d rows", collection, page)
+            yield from scan(self._client, collection, wanted, self._reads,
+                            page=self._page.get(collection, PAGE),
+                            shrunk=lambda size: self._page.__setitem__(collection, size))
 
     def where(self, collection: str, condition: str, fields: list[str],
-              limit: int = _PAGE, strong: bool = True) -> list[dict[str, Any]]:
+              limit: int = PAGE, strong: bool = True) -> list[dict[str, Any]]:
         """Rows matching a filter expression, read strong (the small lease and log
         collections, whose rows other processes write); `strong` False: as this thread's
         reads are (`strong_reads`)."""
@@ -158,19 +141,12 @@ class Collections:
                 consistency_level=_STRONG if strong else self._reads)]
 
     def ids_where(self, collection: str, condition: str) -> list[str]:
-        """The ids of every row `condition` (a filter expression) selects, paged."""
+        """The ids of every row `condition` (a filter expression) selects, paged
+        (`pages.scan`)."""
         self.ensure_loaded(collection)
-        ids: list[str] = []
         with self._failures(f"filtering {collection}"):
-            iterator = self._client.query_iterator(
-                collection, batch_size=_PAGE, filter=condition, output_fields=["id"],
-                consistency_level=self._reads)
-            try:
-                while page := iterator.next():
-                    ids.extend(str(row["id"]) for row in page)
-            finally:
-                iterator.close()
-        return ids
+            return [str(row["id"]) for row in scan(self._client, collection, ["id"],
+                                                   self._reads, condition)]
 
     def has_collection(self, collection: str) -> bool:
         """Whether the database holds this collection."""

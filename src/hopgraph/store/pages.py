@@ -1,9 +1,11 @@
-"""Reading a whole collection page by page, in primary-key order (`Collections.scan`).
+"""Reading a whole collection, or every row a filter selects, page by page in primary-key
+order: the one paged scan (`scan`), used by `Collections.scan` and `Collections.ids_where`.
 
 A Milvus query iterator pages in primary-key order, so a scan that stopped after some row
 can go on with the rows whose id is greater, none given twice or skipped. A server sends no
-reply over its gRPC limit (`proxy.grpc.serverMaxSendSize`, 64 MB on Milvus 2.3): such a
-page fails with RESOURCE_EXHAUSTED (`too_large`), and the scan reads on in smaller pages.
+reply over its gRPC limit (`proxy.grpc.serverMaxSendSize`, 64 MB on Milvus 2.3; 16,384 rows
+of vectors from a large graph pass it): such a page fails with RESOURCE_EXHAUSTED
+(`too_large`), and the scan goes on from the last row it gave in pages a quarter the size.
 pymilvus logs that failure at ERROR before it raises; while a page is read here, that
 record is dropped (`_Handled`), as the scan recovers from it.
 """
@@ -13,11 +15,15 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from pymilvus import MilvusClient
 
+log = logging.getLogger(__name__)
+
+PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
+MIN_PAGE = 64  # the smallest page a scan shrinks to when a reply is over the gRPC limit
 _reading = threading.local()  # whether this thread is reading a page here
 
 
@@ -31,14 +37,41 @@ class _Handled(logging.Filter):
 logging.getLogger("pymilvus.decorators").addFilter(_Handled())
 
 
+def scan(client: MilvusClient, collection: str, fields: list[str], consistency: str,
+         condition: str = "", page: int = PAGE,
+         shrunk: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Every row of a collection that `condition` (a filter expression; "" for all)
+    selects, in primary-key order, `page` rows a read; vectors as float32 arrays. A page
+    over the server's reply limit is read again from the last row given, in pages a
+    quarter the size (down to MIN_PAGE), and `shrunk` is told the new size."""
+    after: str | None = None
+    while True:
+        try:
+            for row in pages(client, collection, fields, page, after, consistency, condition):
+                after = row["id"]
+                yield row
+            return
+        except Exception as exc:
+            if page <= MIN_PAGE or not too_large(exc):
+                raise
+            page = max(MIN_PAGE, page // 4)
+            if shrunk is not None:
+                shrunk(page)
+            log.info("a page of %s was too large for the server to send; reading on in "
+                     "pages of %d rows", collection, page)
+
+
 def pages(client: MilvusClient, collection: str, fields: list[str], page: int,
-          after: str | None, consistency: str) -> Iterator[dict[str, Any]]:
-    """The rows of a collection whose id is after `after` (all if None), `page` at a time,
-    in primary-key order; vectors as float32 arrays."""
+          after: str | None, consistency: str, condition: str = ""
+          ) -> Iterator[dict[str, Any]]:
+    """The rows `condition` selects ("": all) whose id is after `after` (all if None),
+    `page` at a time, in primary-key order; vectors as float32 arrays."""
+    filters = [f"({condition})"] if condition else []
+    if after is not None:
+        filters.append(f"id > {json.dumps(after, ensure_ascii=False)}")
     iterator = client.query_iterator(
         collection, batch_size=page, output_fields=fields, consistency_level=consistency,
-        filter="" if after is None else f"id > {json.dumps(after, ensure_ascii=False)}",
-        strict_float32=True)
+        filter=" and ".join(filters), strict_float32=True)
     try:
         while True:
             _reading.on = True
