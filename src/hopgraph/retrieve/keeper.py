@@ -201,7 +201,9 @@ class Keeper:
             log.warning("could not save the lexicon file %s (%s: %s); a later process "
                         "builds it", self.path, type(exc).__name__, exc)
             return
-        self.saved_at, self.complete, self.unsaved = writes, complete, 0
+        self.saved_at = writes
+        self.complete = complete
+        self.unsaved = 0
         self.unusable_texts = False
         log.info("saved the lexicon of write #%d to %s in %.2fs", writes, self.path,
                  time.perf_counter() - started)
@@ -209,8 +211,12 @@ class Keeper:
     def discard(self) -> None:
         """Forget the lexicon and remove its file (the graph was dropped)."""
         self.path.unlink(missing_ok=True)
-        self.last, self.last_at, self.saved_at, self.complete = None, -1, -1, False
-        self.unsaved, self.unusable_texts = 0, False
+        self.last = None
+        self.last_at = -1
+        self.saved_at = -1
+        self.complete = False
+        self.unsaved = 0
+        self.unusable_texts = False
 
     def current(self, state: GraphState[Any]) -> bool:
         """Whether the last lexicon is of the graph as the state holds it (made when the

@@ -51,7 +51,10 @@ class JobBoard:
 
     def __init__(self, pool: GraphPool, store: JobStore, settings: ServeSettings,
                  folder: Path | None = None, clock: Callable[[], float] = time.time) -> None:
-        self.pool, self.store, self.settings, self.clock = pool, store, settings, clock
+        self.pool = pool
+        self.store = store
+        self.settings = settings
+        self.clock = clock
         self.folder = folder or cache_dir() / "uploads"
         self.nonce = secrets.token_hex(8)
         self.owner = owner_of(self.nonce)

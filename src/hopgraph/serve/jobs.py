@@ -60,8 +60,13 @@ class Job:
 
     def __init__(self, job_id: str, graph: str, files: list[JobFile], extractor: str,
                  append: bool, folder: Path, owner: dict[str, Any], now: float) -> None:
-        self.id, self.graph, self.files = job_id, graph, files
-        self.extractor, self.append, self.folder, self.owner = extractor, append, folder, owner
+        self.id = job_id
+        self.graph = graph
+        self.files = files
+        self.extractor = extractor
+        self.append = append
+        self.folder = folder
+        self.owner = owner
         self.state, self.stage = "queued", "queued"
         self.created = now
         self.started: float | None = None
@@ -114,7 +119,9 @@ class Job:
     def file_running(self, entry: JobFile, passages: int) -> None:
         """A file's passages are being stored."""
         with self._lock:
-            entry.state, entry.passages_total, entry.passages_done = "running", passages, 0
+            entry.state = "running"
+            entry.passages_total = passages
+            entry.passages_done = 0
             self._changed()
 
     def progress(self, entry: JobFile | None, event: ProgressEvent) -> None:
@@ -146,7 +153,9 @@ class Job:
                 if entry.state in ("queued", "running"):
                     entry.state = "skipped"
                     entry.problem = entry.problem or f"not stored: the job ended {state}"
-            self.state, self.error, self.finished = state, error, now
+            self.state = state
+            self.error = error
+            self.finished = now
             self.stage = "ended"
             self._changed(now)
 
