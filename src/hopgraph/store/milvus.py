@@ -54,6 +54,7 @@ class MilvusStore(Collections):
         (`config.Settings`; `from_settings`)."""
         self.lease_seconds, self.lease_wait = lease_seconds, lease_wait
         self.ann_min_rows = ann_min_rows
+        self.cache = cache_dir()  # a server graph's snapshot lives here (`snapshot_path`)
         if not _GRAPH_NAME.match(graph):
             raise StoreError(f"graph name {graph!r} is invalid",
                              fix="use letters, digits and '_', not starting with a digit")
@@ -260,7 +261,7 @@ class MilvusStore(Collections):
             db = Path(self.uri).expanduser().resolve()
             return db.parent / f"{db.name}.snapshots" / f"{self.graph}.npz"
         key = hashlib.sha256(self.uri.encode("utf-8")).hexdigest()[:16]
-        return cache_dir() / "snapshots" / key / f"{self.graph}.npz"
+        return self.cache / "snapshots" / key / f"{self.graph}.npz"
 
     def stats(self) -> dict[str, Any]:
         """Row counts and stored settings (no embedder or graph load needed)."""
