@@ -8,18 +8,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hopgraph.errors import InputError, UsageError
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import read_text
-from hopgraph.retrieve import Retriever
+from hopgraph.records import Retrieval
 from hopgraph.retrieve.query import DEFAULT_DEGREE, Query
 from hopgraph.where import Where
 
 log = logging.getLogger(__name__)
 
 KS = (2, 5)  # Recall@k reported, as in the HippoRAG papers
+
+
+class Retrieves(Protocol):
+    """What is evaluated: a `GraphRAG` (what its users get, passage sources read too)."""
+
+    def retrieve(self, query: Query) -> Retrieval: ...
 
 
 @dataclass
@@ -107,7 +113,7 @@ def _read_json(path: Path) -> Any:
         raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno})", where=str(path)) from None
 
 
-def evaluate(retriever: Retriever, questions: list[Question], methods: list[str],
+def evaluate(rag: Retrieves, questions: list[Question], methods: list[str],
              degree: int = DEFAULT_DEGREE, where: Where | None = None
              ) -> dict[str, MethodScore]:
     """Recall@KS and latency of each method, after one untimed warm-up question per method
@@ -115,9 +121,9 @@ def evaluate(retriever: Retriever, questions: list[Question], methods: list[str]
     asked under that filter (recall still counts every gold passage)."""
     top_k = max(KS)
     for method in methods:
-        retriever.retrieve(Query(questions[0].text, method, top_k, degree, where=where))
+        rag.retrieve(Query(questions[0].text, method, top_k, degree, where=where))
     return {method: score_method(
-        lambda q, m=method: [content_key(p.text) for p in retriever.retrieve(
+        lambda q, m=method: [content_key(p.text) for p in rag.retrieve(
             Query(q, m, top_k, degree, where=where)).passages], questions)
         for method in methods}
 
