@@ -127,14 +127,13 @@ def run(folder: Path, questions_path: Path, work: Path) -> dict:
     questions = load_gold(questions_path)
     with GraphRAG(uri=str(work / "eval.db"), graph="eval") as rag:
         summary = rag.add_files([folder])
-        rag.store.wait_indexed()
-        scores = evaluate_budgets(rag.retriever, questions, METHODS, BUDGETS)
+        rag.wait_indexed()
+        scores = evaluate_budgets(rag, questions, METHODS, BUDGETS)
         complete: dict[str, list[bool]] = {}
         for method in METHODS:
             complete[method] = []
             for question in questions:
-                passages = rag.retriever.retrieve(
-                    Query(question.text, method, RETRIEVED)).passages
+                passages = rag.retrieve(Query(question.text, method, RETRIEVED)).passages
                 text = budget_text([p.text for p in passages], FULL)
                 complete[method].append(all(found(text, gold) for gold in question.gold))
     return {"chunks": summary.passages_added, "index_seconds": round(summary.seconds, 1),

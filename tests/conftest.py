@@ -15,7 +15,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,12 @@ from llm_server import FakeLLMServer
 
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
+from hopgraph.ingest import sync
 from hopgraph.llm import LLMClient, LLMSettings
+from hopgraph.records import IngestSummary, PassageRecord
+from hopgraph.retrieve import Retriever
+from hopgraph.retrieve.keeper import LexiconState
+from hopgraph.store import MilvusStore
 
 DATA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
 
@@ -153,6 +158,69 @@ def open_graph(shared_db: str, embedder: CountingEmbedder) -> Iterator[Callable[
     yield _open
     for rag in opened:
         rag.close()
+
+
+class Parts:
+    """A graph opened from its modules, as `GraphRAG` opens one (a `MilvusStore`, a
+    `LexiconState` over it, retrievers built by `Retriever.over`, writes by `ingest.sync`),
+    with the settings of an open GraphRAG (`changes`: some of them changed). Tests of those
+    modules use these; a GraphRAG's own stay its own (tests/test_package_boundaries.py)."""
+
+    def __init__(self, rag: GraphRAG, **changes: Any) -> None:
+        self.settings = replace(rag.settings, **changes)
+        self.embedder, self.llm, self.scan = rag.embedder, rag.llm, rag.mirror_scan
+        self.store = MilvusStore.from_settings(self.settings, create=False)
+        try:
+            self.store.open(self.embedder.name, self.embedder.dim, create=False)
+            self.state: LexiconState[Retriever] = LexiconState(self.store, self.embedder.dim)
+        except BaseException:
+            self.store.close()
+            raise
+
+    @property
+    def retriever(self) -> Retriever:
+        """The retriever over the state's current graph, built as `GraphRAG` builds its."""
+        return self.state.retriever(lambda previous, stale: Retriever.over(
+            self.state, self.embedder, self.llm, self.settings.memory_limit, scan=self.scan,
+            previous=previous, stale=stale, fanout=self.settings.fanout))
+
+    def add(self, records: list[PassageRecord]) -> IngestSummary:
+        """Store `PassageRecord`s, as `GraphRAG.add` does."""
+        return sync.store_records(self.state, self.embedder, records, [])
+
+    def close(self) -> None:
+        self.store.close()
+
+
+@pytest.fixture
+def parts_of() -> Iterator[Callable[..., Parts]]:
+    """`Parts` of a GraphRAG's graph (`parts_of(rag, memory_limit=0)`), closed after the
+    test."""
+    opened: list[Parts] = []
+
+    def _open(rag: GraphRAG, **changes: Any) -> Parts:
+        opened.append(Parts(rag, **changes))
+        return opened[-1]
+
+    yield _open
+    for parts in opened:
+        parts.close()
+
+
+@pytest.fixture
+def store_of() -> Iterator[Callable[[GraphRAG], MilvusStore]]:
+    """The `MilvusStore` of a GraphRAG's graph, opened afresh beside it (its meta row read
+    anew) with its settings: what a test of the store itself (rows, the write counter,
+    `check`, snapshot and lexicon files) reads. Closed after the test."""
+    opened: list[MilvusStore] = []
+
+    def _open(rag: GraphRAG) -> MilvusStore:
+        opened.append(MilvusStore.from_settings(rag.settings, create=False))
+        return opened[-1]
+
+    yield _open
+    for store in opened:
+        store.close()
 
 
 @pytest.fixture(scope="module")

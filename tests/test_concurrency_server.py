@@ -22,8 +22,9 @@ from conftest import run_process
 
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
+from hopgraph.store import MilvusStore
 from hopgraph.store.changes import ChangeLog
-from hopgraph.store.check import check
+from hopgraph.store.check import Finding, check
 
 WORKER = Path(__file__).with_name("concurrency_worker.py")
 HOPGRAPH = str(Path(sys.executable).with_name("hopgraph"))  # the console script
@@ -44,10 +45,9 @@ def doc(k: int, n: int = 12, version: str = "") -> list[dict[str, Any]]:
     ]
 
 
-def rows(rag: GraphRAG) -> tuple[dict, set, dict]:
+def rows(store: MilvusStore) -> tuple[dict, set, dict]:
     """Passages (id -> document), entities, relations (id -> sorted passages), read from
     Milvus; asserts no primary key is stored twice."""
-    store = rag.store
     with store.strong_reads():
         passages = list(store.scan(store.passages, ["id", "doc_id"]))
         entities = [r["id"] for r in store.scan(store.entities, ["id"])]
@@ -57,6 +57,13 @@ def rows(rag: GraphRAG) -> tuple[dict, set, dict]:
                       len({r["id"] for r in relations})], "duplicate primary keys"
     return ({r["id"]: r["doc_id"] for r in passages}, set(entities),
             {r["id"]: sorted(r["passage_ids"]) for r in relations})
+
+
+def problems(store: MilvusStore) -> list[Finding]:
+    """What `store.check` finds, every read strong (a store opened beside the graph's
+    GraphRAG has written nothing in its session)."""
+    with store.strong_reads():
+        return check(store).problems
 
 
 def serial(uri: str, name: str, embedder: LocalEmbedder,
@@ -101,7 +108,7 @@ def fresh(milvus_server: str, local_embedder: LocalEmbedder) -> Iterator[Any]:
 
 
 def test_concurrent_processes_and_threads_equal_a_serial_build(
-        milvus_server: str, local_embedder: LocalEmbedder, fresh: Any) -> None:
+        milvus_server: str, local_embedder: LocalEmbedder, fresh: Any, store_of: Any) -> None:
     """Three processes and two threads add, replace and delete overlapping documents at
     once; two of them write the same document (one version wins whole)."""
     graph = "concurrent"
@@ -132,20 +139,20 @@ def test_concurrent_processes_and_threads_equal_a_serial_build(
     assert not errors, errors
     assert all(code == 0 for code, _ in results), results
     rag = fresh(graph)
-    assert check(rag.store).problems == []
-    got = rows(rag)
+    assert problems(store_of(rag)) == []
+    got = rows(store_of(rag))
     winner = "-a" if any("Scholar 99-a" in t for t in rag.graph.relation_texts) else "-b"
     survivors = ([doc(k) for k in (1, 2, 5, 6, 7, 8, 10, 12)]
                  + [doc(0, version="-again"), doc(99, version=winner)])
     expected = serial(milvus_server, "concurrent_serial", local_embedder, survivors)
-    assert got == rows(expected)
+    assert got == rows(store_of(expected))
     assert rag.documents() == expected.documents()
     expected.close()
 
 
 @pytest.mark.parametrize("kill_at", [3, 10])  # killed early in the write, and late
 def test_a_writer_killed_mid_write_is_completed_by_a_rerun(
-        milvus_server: str, local_embedder: LocalEmbedder, fresh: Any,
+        milvus_server: str, local_embedder: LocalEmbedder, fresh: Any, store_of: Any,
         monkeypatch: pytest.MonkeyPatch, kill_at: int) -> None:
     """A process replacing document d1 (with a row of d3), then adding d2, one row per
     chunk, is killed before its kill_at-th announced change; a later write of another
@@ -163,15 +170,19 @@ def test_a_writer_killed_mid_write_is_completed_by_a_rerun(
     assert cut and cut <= {"d1", "d2", "d3"}, cut
     assert any("is incomplete" in n for n in rag.retrieve("Who studied in Basel?").notes)
     rag.add(doc(5))  # waits for the dead writer's lease, closes its write
-    unfinished = rag.store.unfinished()
+    store = store_of(rag)
+    with store.strong_reads():
+        unfinished = store.unfinished()
     assert set(unfinished) == cut and all("stopped" in why for why in unfinished.values())
-    assert {p.id for p in check(rag.store).problems if p.kind == "unfinished document"} == cut
+    assert {p.id for p in problems(store) if p.kind == "unfinished document"} == cut
     rag.add(doc(1) + doc(3)[:1])
     rag.add(doc(2))
-    assert rag.store.unfinished() == {} and check(rag.store).problems == []
+    with store.strong_reads():
+        assert store.unfinished() == {}
+    assert problems(store) == []
     expected = serial(milvus_server, f"killed_serial_{kill_at}", local_embedder,
                       [doc(5), doc(1) + doc(3)[:1], doc(2)])
-    assert rows(rag) == rows(expected)
+    assert rows(store) == rows(store_of(expected))
     expected.close()
 
 
@@ -243,7 +254,7 @@ def _converge(base: str, expected: set[str]) -> float:
 
 
 def test_two_servers_and_cli_commands_converge(
-        milvus_server: str, local_embedder: LocalEmbedder, fresh: Any,
+        milvus_server: str, local_embedder: LocalEmbedder, fresh: Any, store_of: Any,
         tmp_path: Path) -> None:
     """The scenario of issue 19: two servers, CLI add and delete, concurrent POSTs to both
     servers, a delete through a server that cannot have seen the latest CLI write."""
@@ -303,9 +314,9 @@ def test_two_servers_and_cli_commands_converge(
             server.terminate()
             server.wait(timeout=60)
     rag = fresh(graph)
-    assert check(rag.store).problems == []
+    assert problems(store_of(rag)) == []
     expected = serial(milvus_server, "two_servers_serial", local_embedder,
                       [doc(2), doc(3), doc(4)])
-    assert rows(rag) == rows(expected)
+    assert rows(store_of(rag)) == rows(store_of(expected))
     expected.close()
     print(f"servers listed each change after {', '.join(f'{s:.2f}' for s in seen)} s")

@@ -41,11 +41,14 @@ def write(path: Path, rows: list[dict]) -> Path:
 
 def contents(rag: GraphRAG) -> tuple[dict[str, str], set[str], dict[str, list[str]]]:
     """What Milvus holds: passages (id -> document), entity ids, relations -> passages."""
-    store = rag.store
-    return ({r["id"]: r["doc_id"] for r in store.scan(store.passages, ["id", "doc_id"])},
-            {r["id"] for r in store.scan(store.entities, ["id"])},
-            {r["id"]: sorted(r["passage_ids"])
-             for r in store.scan(store.relations, ["id", "passage_ids"])})
+    store = MilvusStore.from_settings(rag.settings, create=False)
+    try:
+        return ({r["id"]: r["doc_id"] for r in store.scan(store.passages, ["id", "doc_id"])},
+                {r["id"] for r in store.scan(store.entities, ["id"])},
+                {r["id"]: sorted(r["passage_ids"])
+                 for r in store.scan(store.relations, ["id", "passage_ids"])})
+    finally:
+        store.close()
 
 
 def in_memory(rag: GraphRAG) -> tuple[dict[str, str], set[str], dict[str, list[str]]]:
@@ -70,7 +73,7 @@ def edited(rows: list[dict]) -> list[dict]:
 
 
 def test_replacing_a_file_equals_a_clean_ingest_of_its_new_content(
-        open_graph, embedder, tmp_path: Path) -> None:
+        open_graph, store_of, embedder, tmp_path: Path) -> None:
     path = write(tmp_path / "bernoullis.jsonl", ROWS)
     rag = open_graph("replace")
     rag.add_files([path])
@@ -88,7 +91,7 @@ def test_replacing_a_file_equals_a_clean_ingest_of_its_new_content(
     clean.add_files([path])
     assert contents(rag) == contents(clean)
     assert in_memory(rag) == contents(rag)
-    assert check(rag.store).problems == []
+    assert check(store_of(rag)).problems == []
     assert rag.documents() == {source_doc_id(path): 4}
     # Gone: Jacob's passage and its relation; "constant e" lost its only relation. Jacob
     # himself stays: the new row names him.
@@ -97,24 +100,24 @@ def test_replacing_a_file_equals_a_clean_ingest_of_its_new_content(
     assert relation_id("Johann Bernoulli", "taught in", "Basel") not in rag.graph.relation_index
 
 
-def test_an_unchanged_file_embeds_nothing_and_writes_nothing(open_graph, embedder,
+def test_an_unchanged_file_embeds_nothing_and_writes_nothing(open_graph, store_of, embedder,
                                                              tmp_path: Path) -> None:
     path = write(tmp_path / "same.jsonl", ROWS)
     rag = open_graph("unchanged")
     rag.add_files([path])
-    writes, stored = rag.store.writes, contents(rag)
-    snapshot = rag.store.snapshot_path().stat().st_mtime_ns
+    store = store_of(rag)
+    writes, stored = store.writes, contents(rag)
+    snapshot = store.snapshot_path().stat().st_mtime_ns
     before = embedder.texts
     summary = rag.add_files([path])
     assert embedder.texts == before and summary.texts_embedded == 0
     assert summary.passages_present == 4 and summary.passages_removed == 0
-    fresh = MilvusStore(rag.store.uri, rag.store.graph)  # reads the meta row anew
-    assert fresh.writes == writes  # not even the write counter moved
-    assert rag.store.snapshot_path().stat().st_mtime_ns == snapshot
+    assert store_of(rag).writes == writes  # not even the write counter moved (read anew)
+    assert store.snapshot_path().stat().st_mtime_ns == snapshot
     assert contents(rag) == stored
 
 
-def test_append_keeps_the_old_passages(open_graph, tmp_path: Path) -> None:
+def test_append_keeps_the_old_passages(open_graph, store_of, tmp_path: Path) -> None:
     path = write(tmp_path / "log.jsonl", ROWS[:2])
     rag = open_graph("append")
     rag.add_files([path])
@@ -124,10 +127,10 @@ def test_append_keeps_the_old_passages(open_graph, tmp_path: Path) -> None:
     assert rag.documents() == {source_doc_id(path): 4}
     rag.add_files([path])  # and a plain re-ingest then replaces it with its two rows
     assert rag.documents() == {source_doc_id(path): 2}
-    assert check(rag.store).problems == []
+    assert check(store_of(rag)).problems == []
 
 
-def test_metadata_change_updates_the_row_without_embedding(open_graph, embedder,
+def test_metadata_change_updates_the_row_without_embedding(open_graph, store_of, embedder,
                                                            tmp_path: Path) -> None:
     path = write(tmp_path / "meta.jsonl", ROWS)
     rag = open_graph("meta")
@@ -140,12 +143,13 @@ def test_metadata_change_updates_the_row_without_embedding(open_graph, embedder,
     summary = rag.add_files([path])
     assert embedder.texts == before and summary.passages_updated == 1
     pid = passage_id(ROWS[3]["passage"], source_doc_id(path))
-    row = rag.store.get(rag.store.passages, [pid], ["text", "metadata"])[0]
+    store = store_of(rag)
+    row = store.get(store.passages, [pid], ["text", "metadata"])[0]
     assert row == {"id": pid, "text": rows[3]["passage"],
                    "metadata": {"year": 1707, "checked": True}}
 
 
-def test_rows_doc_id_and_the_api_doc_id(open_graph, tmp_path: Path) -> None:
+def test_rows_doc_id_and_the_api_doc_id(open_graph, store_of, tmp_path: Path) -> None:
     path = write(tmp_path / "two_docs.jsonl", [
         {**ROWS[0], "doc_id": "euler"}, {**ROWS[1], "doc_id": "daniel"},
         {**ROWS[2], "doc_id": 7}, ROWS[3]])
@@ -162,11 +166,11 @@ def test_rows_doc_id_and_the_api_doc_id(open_graph, tmp_path: Path) -> None:
     assert rag.documents()["notes"] == 1
     assert relation_id("Leonhard Euler", "studied under", "Johann Bernoulli") in \
         rag.graph.relation_index
-    assert check(rag.store).problems == []
+    assert check(store_of(rag)).problems == []
 
 
-def test_delete_cascades_but_keeps_what_other_documents_share(open_graph, tmp_path: Path
-                                                              ) -> None:
+def test_delete_cascades_but_keeps_what_other_documents_share(open_graph, store_of,
+                                                              tmp_path: Path) -> None:
     a = write(tmp_path / "a.jsonl", ROWS[:2])
     b = write(tmp_path / "b.jsonl", [ROWS[3], {
         "passage": "Johann Bernoulli taught Euler.",
@@ -180,12 +184,12 @@ def test_delete_cascades_but_keeps_what_other_documents_share(open_graph, tmp_pa
     assert (removal.passages, removal.relations, removal.relations_unlinked) == (2, 3, 1)
     assert contents(rag) == contents(clean)
     assert in_memory(rag) == contents(rag)
-    assert check(rag.store).problems == []
+    assert check(store_of(rag)).problems == []
     again = rag.delete([source_doc_id(a), "never-stored"])
     assert again.passages == 0 and again.missing == [source_doc_id(a), "never-stored"]
     rag.delete([source_doc_id(b)])
     assert rag.stats()["passages"] == rag.stats()["entities"] == rag.stats()["relations"] == 0
-    assert check(rag.store).problems == [] and rag.documents() == {}
+    assert check(store_of(rag)).problems == [] and rag.documents() == {}
 
 
 @pytest.mark.parametrize("memory_limit", [None, 0])  # the mirror, and every search in Milvus
@@ -228,7 +232,7 @@ def test_after_changes_the_mirror_equals_one_rebuilt_from_milvus(open_graph, tmp
                  "Who was Nicolaus Bernoulli's uncle?"]
     fast = {(q, m): [(p.id, round(p.score, 5)) for p in rag.retrieve(q, method=m).passages]
             for q in questions for m in OFFLINE_METHODS}
-    uri = rag.store.uri
+    uri = rag.uri
     rag.close()
     for file in rag.vector_files.values():
         file.discard()

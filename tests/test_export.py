@@ -10,12 +10,12 @@ import pytest
 
 from hopgraph import GraphRAG
 from hopgraph.export import export_graphml, export_jsonl
+from hopgraph.store import MilvusStore
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 
 
-def contents(rag: GraphRAG) -> tuple[set, set, dict]:
-    store = rag.store
+def contents(store: MilvusStore) -> tuple[set, set, dict]:
     passages = {r["id"] for r in store.scan(store.passages, ["id"])}
     entities = {r["id"] for r in store.scan(store.entities, ["id"])}
     relations = {r["id"]: sorted(r["passage_ids"])
@@ -23,7 +23,7 @@ def contents(rag: GraphRAG) -> tuple[set, set, dict]:
     return passages, entities, relations
 
 
-def test_jsonl_round_trip_gives_the_same_graph(open_graph, tmp_path: Path) -> None:
+def test_jsonl_round_trip_gives_the_same_graph(open_graph, store_of, tmp_path: Path) -> None:
     """Tricky surface forms too: case variants of one entity, inner spaces, shared relations."""
     source = open_graph("export_src")
     source.add([
@@ -36,21 +36,22 @@ def test_jsonl_round_trip_gives_the_same_graph(open_graph, tmp_path: Path) -> No
         {"passage": "A passage without triplets.", "triplets": []},
     ])
     out = io.StringIO()
-    report = export_jsonl(source.store, out)
+    report = export_jsonl(store_of(source), out)
     assert report.skipped == [] and report.passages == 3
     path = tmp_path / "graph.jsonl"
     path.write_text(out.getvalue(), encoding="utf-8")
     copy = open_graph("export_copy")
     copy.add_files([path])
-    assert contents(copy) == contents(source)
-    docs = {r["doc_id"] for r in copy.store.scan(copy.store.passages, ["doc_id"])}
+    copied = store_of(copy)
+    assert contents(copied) == contents(store_of(source))
+    docs = {r["doc_id"] for r in copied.scan(copied.passages, ["doc_id"])}
     assert "doc-1" in docs
 
 
-def test_graphml_opens_with_entities_relations_and_passages(bernoulli: GraphRAG,
+def test_graphml_opens_with_entities_relations_and_passages(bernoulli: GraphRAG, store_of,
                                                             tmp_path: Path) -> None:
     path = tmp_path / "g.graphml"
-    report = export_graphml(bernoulli.store, path, passages=True)
+    report = export_graphml(store_of(bernoulli), path, passages=True)
     graph = nx.read_graphml(path)
     kinds = nx.get_node_attributes(graph, "kind")
     assert sum(k == "entity" for k in kinds.values()) == report.entities == 24

@@ -111,7 +111,7 @@ def test_ingesting_again_typed_another_way_stores_one_document(open_graph, folde
 
 
 @pytest.mark.slow
-def test_documents_stored_under_older_ids_are_retired(open_graph, folder: Path,
+def test_documents_stored_under_older_ids_are_retired(open_graph, store_of, folder: Path,
                                                       monkeypatch) -> None:
     """A graph written before ids were relative holds `docs/team.md` (the path as typed) and
     the absolute path of the same file: ingesting the folder again keeps one of each."""
@@ -125,6 +125,6 @@ def test_documents_stored_under_older_ids_are_retired(open_graph, folder: Path,
     summary = rag.add_files(["docs"])
     assert summary.documents_retired == 2 and summary.documents_added == 2
     assert rag.documents() == {"team.md": 1, "hr/policy.md": 1, "docs/notes.md": 1}
-    assert check(rag.store).problems == []
+    assert check(store_of(rag)).problems == []
     appended = rag.add_files([folder / "team.md"], append=True)
     assert appended.documents_retired == 0

@@ -4,8 +4,10 @@ from pathlib import Path
 import pytest
 from conftest import BERNOULLI, CountingEmbedder, need
 
+from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import content_key, entity_id, passage_id, relation_id
 from hopgraph.ingest.loaders import source_doc_id
+from hopgraph.retrieve.link import EntityLinker
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 
@@ -37,7 +39,8 @@ def test_ingest_then_reopen_without_reingest(open_graph, embedder: CountingEmbed
     assert reopened.stats()["relations"] == 22
 
 
-def test_second_file_links_shared_entities_and_passages(open_graph, tmp_path: Path) -> None:
+def test_second_file_links_shared_entities_and_passages(open_graph, store_of,
+                                                        tmp_path: Path) -> None:
     rag = open_graph()
     first = write_jsonl(tmp_path / "one.jsonl", [
         {"passage": "Leonhard Euler studied under Johann Bernoulli.",
@@ -54,7 +57,8 @@ def test_second_file_links_shared_entities_and_passages(open_graph, tmp_path: Pa
     assert summary.entities_present == 2
     assert summary.relations_added == 1 and summary.relations_linked == 1
     rid = relation_id("Leonhard Euler", "studied under", "Johann Bernoulli")
-    stored = rag.store.get(rag.store.relations, [rid], ["passage_ids"])[0]["passage_ids"]
+    store = store_of(rag)
+    stored = store.get(store.relations, [rid], ["passage_ids"])[0]["passage_ids"]
     assert sorted(stored) == sorted([
         passage_id("Leonhard Euler studied under Johann Bernoulli.", source_doc_id(first)),
         passage_id("leonhard Euler was born in Basel. He studied under Johann Bernoulli.",
@@ -87,23 +91,25 @@ def test_unicode_entities_are_distinct_and_findable(open_graph, tmp_path: Path) 
     assert summary.entities_added == 10
     names = set(rag.graph.entity_names)
     assert {"Gödel", "Godel", "C++", "C", "爱因斯坦"} <= names
-    linked = {m.name for m in rag.retriever.linker.link("What did Gödel prove?")}
+    linker = EntityLinker(rag.graph.entity_names)  # as a retriever over the graph has it
+    linked = {m.name for m in linker.link("What did Gödel prove?")}
     assert "Gödel" in linked and "Godel" not in linked
-    assert "C++" in {m.name for m in rag.retriever.linker.link("Who designed C++?")}
-    assert "爱因斯坦" in {m.name for m in rag.retriever.linker.link("爱因斯坦提出了什么?")}
+    assert "C++" in {m.name for m in linker.link("Who designed C++?")}
+    assert "爱因斯坦" in {m.name for m in linker.link("爱因斯坦提出了什么?")}
     top = rag.retrieve("Who designed C++?", top_k=1).passages[0]
     assert "Stroustrup" in top.text
 
 
-def test_python_dicts_and_bad_rows(open_graph) -> None:
+def test_python_dicts_and_bad_rows(open_graph, store_of) -> None:
     rag = open_graph()
     summary = rag.add([
         {"passage": "Alpha is near Beta.", "triplets": [["Alpha", "is near", "Beta"]],
          "doc_id": "doc-a", "id": 7, "metadata": {"source": "unit"}},
     ])
     assert summary.passages_added == 1
-    row = rag.store.get(rag.store.passages, [passage_id("Alpha is near Beta.", "doc-a")],
-                        ["doc_id", "metadata"])[0]
+    store = store_of(rag)
+    row = store.get(store.passages, [passage_id("Alpha is near Beta.", "doc-a")],
+                    ["doc_id", "metadata"])[0]
     assert row["doc_id"] == "doc-a" and row["metadata"] == {"source": "unit", "id": 7}
 
 
@@ -164,7 +170,7 @@ def test_query_on_missing_graph_is_an_error(open_graph) -> None:
         open_graph("bad-name!")
 
 
-def test_chunked_ingest_counts_and_stores_what_one_chunk_does(open_graph) -> None:
+def test_chunked_ingest_counts_and_stores_what_one_chunk_does(open_graph, store_of) -> None:
     from hopgraph.ingest import Ingestor
     from hopgraph.ingest.loaders import load_file
 
@@ -172,38 +178,40 @@ def test_chunked_ingest_counts_and_stores_what_one_chunk_does(open_graph) -> Non
     records = records + records[:1]  # a passage repeated in a later chunk
     results = []
     for size in (1000, 1):  # one chunk; then every record a chunk of its own
-        rag = open_graph(f"chunks{size}")
-        summary = Ingestor(rag.store, rag.graph, rag.embedder, chunk_passages=size
-                           ).ingest(records)
-        rag.store.flush()
+        rag = open_graph(f"chunks{size}")  # a new graph: its store and an empty graph
+        store, graph = store_of(rag), KnowledgeGraph()
+        summary = Ingestor(store, graph, rag.embedder, chunk_passages=size).ingest(records)
+        store.flush()
         stored = {row["id"]: sorted(row["passage_ids"]) for row in
-                  rag.store.scan(rag.store.relations, ["id", "passage_ids"])}
+                  store.scan(store.relations, ["id", "passage_ids"])}
         results.append((summary.passages_added, summary.passages_present,
                         summary.entities_added, summary.entities_present,
                         summary.relations_added, summary.relations_present,
                         summary.relations_linked, summary.texts_embedded, stored,
-                        {r.id: sorted(r.passage_ids) for r in rag.graph.relations}))
+                        {r.id: sorted(r.passage_ids) for r in graph.relations}))
     assert results[0] == results[1]
     assert results[0][:8] == (4, 0, 24, 0, 22, 0, 0, 50)
     assert results[0][8] == results[0][9]  # the in-memory graph matches Milvus
 
 
-def test_a_relation_found_again_in_a_later_chunk_links_both_passages(open_graph) -> None:
+def test_a_relation_found_again_in_a_later_chunk_links_both_passages(open_graph,
+                                                                      store_of) -> None:
     from hopgraph.ingest import Ingestor
     from hopgraph.records import PassageRecord, Triplet
 
     fact = Triplet("Basel", "lies on", "Rhine")
     records = [PassageRecord("Basel lies on the Rhine.", [fact]),
                PassageRecord("The Rhine flows through Basel.", [fact])]
-    rag = open_graph()
-    summary = Ingestor(rag.store, rag.graph, rag.embedder, chunk_passages=1).ingest(records)
+    rag = open_graph()  # a new graph: its store and an empty graph
+    store, graph = store_of(rag), KnowledgeGraph()
+    summary = Ingestor(store, graph, rag.embedder, chunk_passages=1).ingest(records)
     assert (summary.relations_added, summary.relations_present, summary.relations_linked) == (
         1, 0, 0)
     rid = relation_id("Basel", "lies on", "Rhine")
-    stored = rag.store.get(rag.store.relations, [rid], ["passage_ids"])[0]["passage_ids"]
+    stored = store.get(store.relations, [rid], ["passage_ids"])[0]["passage_ids"]
     expected = sorted(passage_id(r.text, content_key(r.text)) for r in records)
     assert sorted(stored) == expected
-    assert sorted(rag.graph.relations[rag.graph.relation_index[rid]].passage_ids) == expected
+    assert sorted(graph.relations[graph.relation_index[rid]].passage_ids) == expected
 
 
 def test_add_streams_a_generator_chunk_by_chunk(open_graph, monkeypatch) -> None:

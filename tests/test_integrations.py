@@ -86,7 +86,7 @@ def test_langchain_documents_carry_the_passage(kb: GraphRAG) -> None:
 
 
 def test_langchain_local_mode_opens_the_graph_by_name(kb: GraphRAG, tmp_path: Path) -> None:
-    retriever = langchain.HopgraphRetriever(uri=kb.store.uri, graph="kb", k=3)
+    retriever = langchain.HopgraphRetriever(uri=kb.uri, graph=kb.name, k=3)
     try:
         assert [d.id for d in retriever.invoke(QUESTION)] == [
             p.id for p in kb.retrieve(QUESTION, top_k=3).passages]

@@ -164,3 +164,71 @@ def test_the_write_path_never_imports_retrieval() -> None:
                    if name == "hopgraph.retrieve" or name.startswith("hopgraph.retrieve."))
     assert wrong == []
     assert "hopgraph.store.milvus" in hopgraph_imports(PACKAGE / "store" / "state.py")
+
+
+# A GraphRAG's `state`, `store` and `retriever` are its own: only api.py and the server
+# package (which runs GraphRAGs) reach them; everything else goes through its public members.
+INNARDS = {"state", "store", "retriever"}
+OPENERS = {"GraphRAG", "open_graph", "_open"}  # calls that return a GraphRAG, here and in tests
+GRAPH_FIXTURES = {"rag", "bernoulli", "musique", "musique_subset", "kb"}  # conftest.py's
+
+
+def _opens_graph(node: ast.AST | None) -> bool:
+    """Whether `node` is a call of one of the OPENERS."""
+    if not isinstance(node, ast.Call):
+        return False
+    func = node.func
+    return (func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")) in OPENERS
+
+
+def _names_graph_rag(annotation: ast.AST | None) -> bool:
+    return annotation is not None and "GraphRAG" in ast.unparse(annotation)
+
+
+def graph_rag_names(tree: ast.AST) -> set[str]:
+    """The names a module binds to a GraphRAG (any scope): parameters and variables
+    annotated `GraphRAG`, variables assigned an opener's result (`=`, `with ... as`), and
+    the test fixtures that are GraphRAGs."""
+    names = set(GRAPH_FIXTURES)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and _names_graph_rag(node.annotation):
+            names.add(node.arg)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and (
+                _names_graph_rag(node.annotation) or _opens_graph(node.value)):
+            names.add(node.target.id)
+        elif isinstance(node, ast.Assign) and _opens_graph(node.value):
+            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
+        elif (isinstance(node, ast.withitem) and _opens_graph(node.context_expr)
+              and isinstance(node.optional_vars, ast.Name)):
+            names.add(node.optional_vars.id)
+    return names
+
+
+def reaches_into_graph_rag(path: Path) -> list[int]:
+    """Lines where a module touches `.state`, `.store` or `.retriever` of a GraphRAG: of a
+    name bound to one, of an opener's result, or of a `.rag` / `._rag` attribute (a
+    GraphService's GraphRAG, an adapter's)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    graphs = graph_rag_names(tree)
+    lines = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr in INNARDS):
+            continue
+        owner = node.value
+        if ((isinstance(owner, ast.Name) and owner.id in graphs) or _opens_graph(owner)
+                or (isinstance(owner, ast.Attribute) and owner.attr in ("rag", "_rag"))):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def test_only_the_api_and_the_server_reach_into_a_graph_rag() -> None:
+    """No `rag.state`, `rag.store` or `rag.retriever` outside api.py and serve/: the CLI,
+    the adapters, benchmarks and tests use GraphRAG's public members, and a test of an
+    inner module (the store, a snapshot, the searcher, the linker) builds that module."""
+    paths = [p for p in modules() if p.relative_to(PACKAGE).as_posix() != "api.py"
+             and p.relative_to(PACKAGE).parts[0] != "serve"]
+    paths += sorted((ROOT / "benchmarks").rglob("*.py")) + sorted((ROOT / "tests").glob("*.py"))
+    assert "self" not in graph_rag_names(ast.parse("class A:\n def f(self): self.store.x"))
+    found = [f"{path.relative_to(ROOT).as_posix()}:{line}" for path in paths
+             for line in reaches_into_graph_rag(path)]
+    assert found == []

@@ -15,6 +15,7 @@ from hopgraph import GraphRAG
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import load_file
 from hopgraph.retrieve import OFFLINE_METHODS, lexical, link
+from hopgraph.store import sidecar
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 
@@ -46,7 +47,7 @@ def results(rag: GraphRAG, questions: list[str]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("memory_limit", [None, 0], ids=["mirror", "milvus"])
-def test_carried_retrievers_equal_fresh_ones(open_graph, musique, memory_limit,
+def test_carried_retrievers_equal_fresh_ones(open_graph, store_of, musique, memory_limit,
                                              monkeypatch) -> None:
     questions, (first, second, third) = musique
     built = {"bm25": 0, "linker": 0}
@@ -64,6 +65,7 @@ def test_carried_retrievers_equal_fresh_ones(open_graph, musique, memory_limit,
     monkeypatch.setattr(link.EntityLinker, "__init__", counted_linker)
     rag = open_graph("carried", memory_limit=memory_limit)
     rag.add(first)
+    lexicon_file = sidecar.lexicon_path(store_of(rag).snapshot_path())
     results(rag, questions)  # builds the retriever, its BM25 index and linker
     assert built == {"bm25": 1, "linker": 1}
     changed = [replace(r, text=r.text + " Revised.") if i % 4 == 0 else r
@@ -77,9 +79,10 @@ def test_carried_retrievers_equal_fresh_ones(open_graph, musique, memory_limit,
         before = dict(built)
         carried = results(rag, questions)
         assert built["bm25"] == before["bm25"], number  # carried over, not built again
-        rag.state.keeper.discard()  # nor from the lexicon file (retrieve.lexicon)
-        rag.state.forget_retriever()
-        fresh = results(rag, questions)
+        lexicon_file.unlink(missing_ok=True)  # nor from the file (retrieve.lexicon)
+        fresh_process = open_graph("carried", memory_limit=memory_limit)
+        fresh = results(fresh_process, questions)  # built afresh
+        fresh_process.close()
         assert carried == fresh, number
     # Adds extend the linker; the delete that removed entities built it again.
     assert built["linker"] == 1 + len(steps) + 1

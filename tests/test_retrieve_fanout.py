@@ -8,6 +8,7 @@ import pytest
 from test_retrieve_bridge import make_graph
 from test_store_ann import records
 
+from hopgraph import Query
 from hopgraph.retrieve.fanout import Steps
 
 
@@ -92,7 +93,7 @@ def test_with_a_hub_the_questions_best_come_from_the_one_pool_search() -> None:
 
 
 @pytest.mark.slow
-def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
+def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph, parts_of,
                                                                     monkeypatch) -> None:
     """With hubs, the question's best relations are taken from the hub pool's search: the
     same retrievals as with a search of their own, one relation search fewer."""
@@ -101,7 +102,8 @@ def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
     rag.add(records(300))  # each company has ~44 relations
     questions = ["Which city is the employer of Person 42 in?", "Who works for Company 3?",
                  "Where is the company of the person born in Town 5?"]
-    search = rag.retriever.search
+    retriever = parts_of(rag).retriever  # the graph's, with its settings (the pool of 20)
+    search = retriever.search
     searches: list[int] = []
     relations = search.relations
     monkeypatch.setattr(search, "relations",
@@ -109,7 +111,7 @@ def test_default_retrieval_is_the_same_with_the_pool_search_shared(open_graph,
                         or relations(qvecs, limit, scope))
 
     def run() -> list[tuple]:
-        found = [rag.retrieve(q, top_k=5) for q in questions]
+        found = [retriever.retrieve(Query(q, top_k=5)) for q in questions]
         return [([(p.id, p.score) for p in r.passages], r.bridges, r.notes) for r in found]
 
     shared = run()

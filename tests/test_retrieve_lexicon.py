@@ -17,6 +17,7 @@ from hopgraph import GraphRAG
 from hopgraph.records import PassageRecord, Triplet
 from hopgraph.retrieve import fuzzy, keeper, lexical, lexicon, link
 from hopgraph.store import MilvusStore, sidecar
+from hopgraph.store.changes import ChangeLog
 
 PEOPLE = ["Anna Berg", "Jonas Keller", "Marta Lind", "Otto Brandt", "Greta Voss",
           "Tomas Hale", "Ines Roth", "Karl Weber", "Lena Fuchs", "Paul Meier"]
@@ -99,23 +100,30 @@ def results(rag: GraphRAG, questions: list[str]) -> list[dict[str, Any]]:
             got.pop("timings_ms", None)
             out.append(got)
     name = rag.graph.entity_names[0]
-    out.append({"resolved": [(m.index, m.score) for m in
-                             rag.retriever.linker.resolve(name[:-1] + "x" + name[-1])]})
+    misspelt = name[:-1] + "x" + name[-1]
+    resolved = rag.retrieve(misspelt, method="seed", entities=[misspelt]).entities
+    out.append({"resolved": [(e["id"], e["how"], e["score"]) for e in resolved]})
     return out
 
 
-def fresh_results(open_graph: Any, graph: str, questions: list[str]) -> list[dict[str, Any]]:
+def lexicon_file(store: MilvusStore) -> Path:
+    """Where the graph's lexicon is saved (beside its snapshot)."""
+    return sidecar.lexicon_path(store.snapshot_path())
+
+
+def fresh_results(open_graph: Any, store_of: Any, graph: str, questions: list[str]
+                  ) -> list[dict[str, Any]]:
     """What a process that finds no lexicon file retrieves (it saves one again)."""
     rag = open_graph(graph)
-    rag.state.keeper.discard()
-    rag.state.forget_retriever()
+    lexicon_file(store_of(rag)).unlink(missing_ok=True)
     got = results(rag, questions)
     rag.close()
     return got
 
 
 @pytest.mark.slow
-def test_a_reopened_graph_retrieves_as_one_built_afresh(open_graph, documents, built) -> None:
+def test_a_reopened_graph_retrieves_as_one_built_afresh(open_graph, store_of, documents,
+                                                        built) -> None:
     questions, (first, second, third) = QUESTIONS, documents
     steps = [lambda rag: (rag.add(first), rag.add(second)),  # a process that only ingests
              lambda rag: (results(rag, questions),  # then from its retriever: texts changed
@@ -124,23 +132,24 @@ def test_a_reopened_graph_retrieves_as_one_built_afresh(open_graph, documents, b
     for number, step in enumerate(steps):
         rag = open_graph("reopened")
         step(rag)
-        path, writes = rag.state.keeper.path, rag.store.writes
+        store = store_of(rag)
+        path, writes, identity = lexicon_file(store), store.writes, store.identity
         rag.close()
-        saved = sidecar.load(path, rag.store.identity, version=lexicon.VERSION)
+        saved = sidecar.load(path, identity, version=lexicon.VERSION)
         assert saved is not None and saved.writes == writes, number  # saved by the write
         before = dict(built)
         again = open_graph("reopened")
         reopened = results(again, questions)
         again.close()
         assert built == before, number  # nothing built from texts or names, nothing scanned
-        assert reopened == fresh_results(open_graph, "reopened", questions), number
+        assert reopened == fresh_results(open_graph, store_of, "reopened", questions), number
     assert any(p["doc_id"] == "doc0" and p["text"] == p["text"].upper()
                for got in reopened[:-1] for p in got["passages"])  # the texts written last
 
 
 @pytest.mark.slow
 def test_a_write_whose_file_was_never_saved_is_not_served_from_the_older_one(
-        open_graph, documents) -> None:
+        open_graph, store_of, documents) -> None:
     """Another process wrote (texts changed under the same ids, a document deleted, one
     added) and died before saving its lexicon: the older file's texts are not used, its
     index and linker only as a start that is brought up to date."""
@@ -148,7 +157,7 @@ def test_a_write_whose_file_was_never_saved_is_not_served_from_the_older_one(
     rag = open_graph("other")
     rag.add(first)
     rag.add(second)
-    path = rag.state.keeper.path
+    path = lexicon_file(store_of(rag))
     rag.close()
     older = path.read_bytes()
     other = open_graph("other")
@@ -160,14 +169,14 @@ def test_a_write_whose_file_was_never_saved_is_not_served_from_the_older_one(
     again = open_graph("other")
     reopened = results(again, questions)
     again.close()
-    fresh = fresh_results(open_graph, "other", questions)
+    fresh = fresh_results(open_graph, store_of, "other", questions)
     assert reopened == fresh
     hits = [p for got in reopened[:-1] for p in got["passages"]]
     assert {p["doc_id"] for p in hits} == {"doc0", "doc2"}
     assert all(p["text"] == p["text"].upper() for p in hits if p["doc_id"] == "doc0")
 
 
-def test_a_failed_write_leaves_the_saved_texts_unused(open_graph, documents) -> None:
+def test_a_failed_write_leaves_the_saved_texts_unused(open_graph, store_of, documents) -> None:
     """A write that changed texts (same ids) and then failed: the graph keeps what it
     changed, so the texts saved at the write before no longer fit it."""
     first, embedder = documents[0], WordsEmbedder()
@@ -182,38 +191,42 @@ def test_a_failed_write_leaves_the_saved_texts_unused(open_graph, documents) -> 
     embedder.fail = False
     rag.memory_limit = None  # a change of settings: the next retriever starts afresh
     hits = rag.retrieve("Anna Berg Basel", top_k=20, method="naive_lexical").passages
+    store = store_of(rag)
     stored = {row["id"]: row["text"] for row in
-              rag.store.get(rag.store.passages, [p.id for p in hits], ["id", "text"])}
+              store.get(store.passages, [p.id for p in hits], ["id", "text"])}
     assert hits and [p.text for p in hits] == [stored[p.id] for p in hits]
     assert any(p.text.isupper() for p in hits)
 
 
 @pytest.mark.parametrize("damage", ["corrupt", "other graph", "other version", "misfit"])
-def test_a_bad_file_is_built_again(open_graph, documents, built, damage: str) -> None:
+def test_a_bad_file_is_built_again(open_graph, store_of, documents, built, damage: str
+                                   ) -> None:
     questions, (first, _, _) = QUESTIONS, documents
     rag = open_graph("damaged")
     rag.add(first)
-    keeper, identity, writes = rag.state.keeper, rag.store.identity, rag.store.writes
-    strings, arrays = keeper.starting_lexicon().saved_form()
-    texts = rag.state.passage_texts
+    store = store_of(rag)
+    path, identity, writes = lexicon_file(store), store.identity, store.writes
     rag.close()
+    found = lexicon.read(path, identity)  # what the write saved
+    assert found is not None and found[1].writes == writes
+    strings, arrays = found[0].saved_form()
+    texts = sidecar.texts(path, identity)[1]
     if damage == "corrupt":
-        keeper.path.write_bytes(b"PK\x03\x04 not really a zip file")
+        path.write_bytes(b"PK\x03\x04 not really a zip file")
     elif damage == "other graph":
-        sidecar.save(keeper.path, "someone_else", writes, lexicon.VERSION, texts, strings,
-                     arrays)
+        sidecar.save(path, "someone_else", writes, lexicon.VERSION, texts, strings, arrays)
     elif damage == "other version":
-        sidecar.save(keeper.path, identity, writes, "0:older", texts, strings, arrays)
+        sidecar.save(path, identity, writes, "0:older", texts, strings, arrays)
     else:  # every part readable, but they do not fit together
         arrays["bm25_indptr"] = arrays["bm25_indptr"][:-1]
-        sidecar.save(keeper.path, identity, writes, lexicon.VERSION, texts, strings, arrays)
+        sidecar.save(path, identity, writes, lexicon.VERSION, texts, strings, arrays)
     before = dict(built)
     again = open_graph("damaged")
     reopened = results(again, questions)
     again.close()
     assert built["bm25"] == before["bm25"] + 1  # built again from the texts
-    assert reopened == fresh_results(open_graph, "damaged", questions)
-    saved = sidecar.load(keeper.path, identity, version=lexicon.VERSION)
+    assert reopened == fresh_results(open_graph, store_of, "damaged", questions)
+    saved = sidecar.load(path, identity, version=lexicon.VERSION)
     assert saved is not None and saved.writes == writes  # saved again by the first query
 
 
@@ -236,7 +249,8 @@ def test_lexicon_file_round_trip_keeps_unicode(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("log", ["kept", "trimmed"])
 def test_a_small_write_leaves_the_file_behind_and_readers_catch_up(
-        open_graph, documents, built, monkeypatch: pytest.MonkeyPatch, log: str) -> None:
+        open_graph, store_of, documents, built, monkeypatch: pytest.MonkeyPatch, log: str
+        ) -> None:
     """A process with no lexicon in memory makes a small write (a document's texts changed
     under the same ids, one passage added): it neither reads nor rewrites the file. A new
     process starts from the file and the change log: it retrieves what a fresh build
@@ -249,7 +263,7 @@ def test_a_small_write_leaves_the_file_behind_and_readers_catch_up(
                            doc_id="small")]
     rag = open_graph("behind")
     rag.add(first + second + third + small)
-    path = rag.state.keeper.path
+    path = lexicon_file(store_of(rag))
     rag.close()
     saved_before = path.read_bytes()
     writer = open_graph("behind")
@@ -260,7 +274,8 @@ def test_a_small_write_leaves_the_file_behind_and_readers_catch_up(
                                   [Triplet("Greta Voss", "founded a school in", "Lugano")],
                                   doc_id="one more")])
     if log == "trimmed":  # the log no longer says what the writes since the file touched
-        writer.state.log.trim(writer.store.writes + 1)
+        store = store_of(writer)
+        ChangeLog(store, store.changes).trim(store.writes + 1)
     writer.close()
     assert path.read_bytes() == saved_before  # left behind, by two writes
     before = dict(built)
@@ -271,7 +286,7 @@ def test_a_small_write_leaves_the_file_behind_and_readers_catch_up(
     assert changed == (log == "trimmed")
     # Nothing built from texts or names; the texts scanned only without the log.
     assert built == {**before, "scan": before["scan"] + (log == "trimmed")}
-    assert reopened == fresh_results(open_graph, "behind",
+    assert reopened == fresh_results(open_graph, store_of, "behind",
                                      [*questions, "Where did Greta Voss found a school?"])
     texts = {p["id"]: p["text"] for got in reopened[:-1] for p in got["passages"]}
     assert "ANNA BERG TAUGHT IN BASEL." in texts.values()

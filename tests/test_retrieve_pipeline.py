@@ -42,7 +42,7 @@ def test_every_method_runs_on_bernoulli(bernoulli: GraphRAG, method: str) -> Non
     assert scores == sorted(scores, reverse=True)
 
 
-def test_given_entities_and_degree(bernoulli: GraphRAG) -> None:
+def test_given_entities_and_degree(bernoulli: GraphRAG, parts_of) -> None:
     given = bernoulli.retrieve(QUESTION, top_k=2, entities=["euler"], method="seed")
     assert [e["name"] for e in given.entities] == ["Euler"]
     unknown = bernoulli.retrieve(QUESTION, top_k=2, entities=["Zzyzx Qwerty"], method="seed")
@@ -53,7 +53,7 @@ def test_given_entities_and_degree(bernoulli: GraphRAG) -> None:
     assert len(wide.passages) == 4
     assert len(wide.relations) >= len(narrow.relations)
     qvec = bernoulli.embedder.embed([QUESTION])
-    seeds = list(bernoulli.retriever.search.relations(qvec, 3)[0])
+    seeds = list(parts_of(bernoulli).retriever.search.relations(qvec, 3)[0])
     one = set(bernoulli.graph.expand([], seeds, 1).tolist())
     two = set(bernoulli.graph.expand([], seeds, 2).tolist())
     assert set(seeds) <= one < two
@@ -82,29 +82,31 @@ def test_a_query_value_and_options_give_the_same_retrieval(bernoulli: GraphRAG) 
     assert all(p.doc_id for p in graph.passages + naive.passages)  # each with its document
 
 
-def test_the_calls_written_before_query_still_work(bernoulli: GraphRAG) -> None:
+def test_options_are_given_by_name_only(bernoulli: GraphRAG, parts_of) -> None:
     ids = [p.id for p in bernoulli.retrieve(Query(QUESTION, method="seed", top_k=3)).passages]
-    positional = bernoulli.retrieve(QUESTION, 3, 1, None, "seed")  # top_k, degree, ..., method
     by_name = bernoulli.retrieve(question=QUESTION, top_k=3, method="seed")
-    on_the_retriever = bernoulli.retriever.retrieve(QUESTION, top_k=3, method="seed")
-    for result in (positional, by_name, on_the_retriever):
+    retriever = parts_of(bernoulli).retriever
+    on_the_retriever = retriever.retrieve(QUESTION, top_k=3, method="seed")
+    for result in (by_name, on_the_retriever):
         assert [p.id for p in result.passages] == ids
-    assert bernoulli.retriever.compare(QUESTION, top_k=3)[1].method == "naive"
-    for bad, what in ((lambda: bernoulli.retrieve(QUESTION, 3, top_k=4), "given twice"),
-                      (lambda: bernoulli.retrieve(QUESTION, question="x"), "given twice"),
+    assert retriever.compare(QUESTION, top_k=3)[1].method == "naive"
+    for call in (bernoulli.retrieve, bernoulli.compare, bernoulli.ask):  # the order before
+        with pytest.raises(TypeError, match="positional"):  # `Query` (top_k, degree...) is gone
+            call(QUESTION, 3, 1, None, "seed")  # type: ignore[call-arg]
+    for bad, what in ((lambda: bernoulli.retrieve(QUESTION, question="x"), "given twice"),
                       (lambda: bernoulli.retrieve(QUESTION, depth=2), "unknown query option"),
                       (lambda: bernoulli.retrieve(), "no question"),
-                      (lambda: bernoulli.retriever.retrieve(42), "must be text")):
+                      (lambda: retriever.retrieve(42), "must be text")):
         with pytest.raises(UsageError, match=what):
             bad()
 
 
-def test_default_method_through_milvus_search(bernoulli: GraphRAG) -> None:
+def test_default_method_through_milvus_search(bernoulli: GraphRAG, parts_of) -> None:
     rag = bernoulli
     saved = rag.memory_limit
     rag.memory_limit = 0  # every search in Milvus: a new retriever
     try:
-        assert isinstance(rag.retriever.search, MilvusSearcher)
+        assert isinstance(parts_of(rag).retriever.search, MilvusSearcher)  # as its settings say
         result = rag.retrieve(QUESTION, top_k=2)
         assert sorted(starts(result)) == sorted([DANIEL, EULER])
     finally:

@@ -38,13 +38,13 @@ def test_a_registered_method_is_offered_everywhere(toy: Method, bernoulli: Graph
     assert "search_lexical" in result.timings_ms
     # the CLI
     ran = run_cli("query", QUESTION, "--method", "toy", "--json", "--uri",
-                  bernoulli.store.uri, "--graph", bernoulli.store.graph)
+                  bernoulli.uri, "--graph", bernoulli.name)
     assert ran.code == 0, ran.stderr
     assert [p["id"] for p in json.loads(ran.stdout)["graph"]] == [
         p.id for p in bernoulli.retrieve(QUESTION, method="toy").passages]
     # eval: every method that needs no LLM, the toy among them
     gold = {content_key(p.text) for p in result.passages}
-    scores = evaluate(bernoulli.retriever, [Question(QUESTION, gold)],
+    scores = evaluate(bernoulli, [Question(QUESTION, gold)],
                       list(registry.offline_names()))
     assert scores["toy"].recall[2] == 1.0
     # the table in the docs is made from the registry

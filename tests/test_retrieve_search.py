@@ -10,7 +10,7 @@ import pytest
 from conftest import MUSIQUE, QUESTION, need
 from pymilvus import MilvusClient
 
-from hopgraph import GraphRAG
+from hopgraph import GraphRAG, Query
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import load_file
@@ -23,9 +23,10 @@ pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 SUBSET = 6  # MuSiQue dev questions, with every paragraph they come with
 
 
-def test_memory_mirror_and_milvus_search_agree(bernoulli: GraphRAG) -> None:
-    memory = make_searcher(bernoulli.store, bernoulli.graph, memory_limit=1000)
-    milvus = make_searcher(bernoulli.store, bernoulli.graph, memory_limit=0)
+def test_memory_mirror_and_milvus_search_agree(bernoulli: GraphRAG, store_of) -> None:
+    store = store_of(bernoulli)
+    memory = make_searcher(store, bernoulli.graph, memory_limit=1000)
+    milvus = make_searcher(store, bernoulli.graph, memory_limit=0)
     assert isinstance(memory, MemorySearcher) and isinstance(milvus, MilvusSearcher)
     qvec = bernoulli.embedder.embed([QUESTION])
     for a, b in ((memory.relations(qvec, 5)[0], milvus.relations(qvec, 5)[0]),
@@ -56,7 +57,8 @@ def musique_subset(tmp_path_factory: pytest.TempPathFactory, local_embedder) -> 
     rag = GraphRAG(uri=uri, graph="subset", embedder=local_embedder)
     rag.add(records)
     client = MilvusClient(uri=uri)  # a second client of this process's Lite server
-    for collection in (rag.store.entities, rag.store.relations, rag.store.passages):
+    store = MilvusStore(uri, "subset")  # for the names of its collections
+    for collection in (store.entities, store.relations, store.passages):
         client.release_collection(collection)
         client.drop_index(collection, "vector")
         index = client.prepare_index_params()
@@ -64,23 +66,23 @@ def musique_subset(tmp_path_factory: pytest.TempPathFactory, local_embedder) -> 
                         params={"M": 4, "efConstruction": 8})
         client.create_index(collection, index)
         client.load_collection(collection)
+    store.close()
     client.close()
     rag.questions = [q["question"] for q in questions[:SUBSET]]  # type: ignore[attr-defined]
     yield rag
     rag.close()
 
 
-def backend_results(rag: GraphRAG, method: str) -> dict[str, list[dict]]:
+def backend_results(rag: GraphRAG, parts_of, method: str) -> dict[str, list[dict]]:
     """Every question's retrieval with `method`, on the mirror and with every search in
     Milvus: passages (ids and scores), relations, bridges and entities."""
     results = {}
     for backend, limit in (("mirror", 10**6), ("milvus", 0)):
-        rag.memory_limit = limit
+        retriever = parts_of(rag, memory_limit=limit).retriever
         expected = MemorySearcher if backend == "mirror" else MilvusSearcher
-        assert isinstance(rag.retriever.search, expected)
-        results[backend] = [rag.retrieve(q, top_k=10, method=method).as_dict()
+        assert isinstance(retriever.search, expected)
+        results[backend] = [retriever.retrieve(Query(q, top_k=10, method=method)).as_dict()
                             for q in rag.questions]  # type: ignore[attr-defined]
-    rag.memory_limit = None
     return results
 
 
@@ -110,45 +112,49 @@ def same_retrievals(a: list[dict], b: list[dict]) -> bool:
     return True
 
 
-def test_the_subset_index_is_approximate(musique_subset: GraphRAG) -> None:
+def test_the_subset_index_is_approximate(musique_subset: GraphRAG, store_of) -> None:
     """The premise of the next test: searched with Milvus's own candidate list (ef = the
     limit), this index misses some of the exact top 20 relations."""
-    rag = musique_subset
+    rag, store = musique_subset, store_of(musique_subset)
     qvecs = rag.embedder.embed(rag.questions)  # type: ignore[attr-defined]
     ids = rag.graph.relation_ids
-    stored = rag.store.vectors(rag.store.relations, ids)
+    stored = store.vectors(store.relations, ids)
     matrix = np.vstack([stored[i] for i in ids])
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(schema, "search_ef", lambda limit: limit)
-        hits = rag.store.search(rag.store.relations, qvecs, 20)
+        hits = store.search(store.relations, qvecs, 20)
     exact = [{ids[i] for i in np.argsort(-(matrix @ q))[:20]} for q in qvecs]
     assert any({h.id for h in row} != want for row, want in zip(hits, exact, strict=True))
 
 
 @pytest.mark.parametrize("method", OFFLINE_METHODS)
-def test_every_backend_gives_the_same_passages_on_musique(musique_subset: GraphRAG,
+def test_every_backend_gives_the_same_passages_on_musique(musique_subset: GraphRAG, parts_of,
                                                           method: str) -> None:
     """Agreement on real data through an approximate index: the same top 10 passages with
     the same scores, relations, bridges and entities, for every method."""
-    results = backend_results(musique_subset, method)
+    results = backend_results(musique_subset, parts_of, method)
     assert all(len(r["passages"]) == 10 for r in results["milvus"])
     assert same_retrievals(results["mirror"], results["milvus"])
 
 
-def test_without_wide_candidate_lists_the_backends_differ(musique_subset: GraphRAG) -> None:
+def test_without_wide_candidate_lists_the_backends_differ(musique_subset: GraphRAG,
+                                                          parts_of) -> None:
     """The comparison above can fail: with Milvus's own candidate list it does."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(schema, "search_ef", lambda limit: limit)
-        differs = [not same_retrievals(*backend_results(musique_subset, method).values())
+        differs = [not same_retrievals(*backend_results(musique_subset, parts_of,
+                                                        method).values())
                    for method in OFFLINE_METHODS]
     assert any(differs)
 
 
-def test_backend_choice_by_limit_place_and_vector_files(bernoulli: GraphRAG) -> None:
+def test_backend_choice_by_limit_place_and_vector_files(bernoulli: GraphRAG, parts_of
+                                                        ) -> None:
     """None (the default) mirrors any size on Milvus Lite; scan=False (one-shot CLI) mirrors
     only from current vector files, else searches Milvus; 0 always searches Milvus."""
-    store, graph = bernoulli.store, bernoulli.graph
-    current = bernoulli.state.current_vectors()
+    parts = parts_of(bernoulli)  # the graph reopened, its vector files current
+    store, graph = parts.store, parts.state.graph
+    current = parts.state.current_vectors()
     assert all(v is not None for v in current.values())
     assert isinstance(make_searcher(store, graph, None, current), MemorySearcher)
     mirror = make_searcher(store, graph, None, current, scan=False)

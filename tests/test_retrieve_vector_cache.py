@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from hopgraph import Query
 from hopgraph.retrieve.search import MilvusSearcher
 from hopgraph.retrieve.vector_cache import VectorCache
 
@@ -29,17 +30,17 @@ def test_only_missing_ids_are_fetched_and_the_least_recent_leave_first() -> None
 
 
 @pytest.mark.slow
-def test_a_write_keeps_the_searchers_cache(open_graph) -> None:
+def test_a_write_keeps_the_searchers_cache(open_graph, parts_of) -> None:
     from test_store_ann import records
 
-    rag = open_graph(graph="vcache", memory_limit=0)  # every search in Milvus
-    rag.add(records(20))
-    rag.retrieve("Where was Person 3 born?")
-    searcher = rag.retriever.search
+    parts = parts_of(open_graph(graph="vcache", memory_limit=0))  # every search in Milvus
+    parts.add(records(20))
+    parts.retriever.retrieve(Query("Where was Person 3 born?"))
+    searcher = parts.retriever.search
     assert isinstance(searcher, MilvusSearcher)
-    rag.add(records(25)[20:])  # a write: a new retriever, the same vectors by id
-    assert rag.retriever.search is not searcher
-    assert rag.retriever.search.vector_cache is searcher.vector_cache
+    parts.add(records(25)[20:])  # a write: a new retriever, the same vectors by id
+    assert parts.retriever.search is not searcher
+    assert parts.retriever.search.vector_cache is searcher.vector_cache
 
 
 def test_ids_are_admitted_the_second_time_they_are_wanted() -> None:
@@ -51,7 +52,7 @@ def test_ids_are_admitted_the_second_time_they_are_wanted() -> None:
 
 @pytest.mark.slow
 def test_relations_are_scored_alike_by_milvus_fetched_vectors_and_the_cache(
-        open_graph, monkeypatch) -> None:
+        open_graph, parts_of, monkeypatch) -> None:
     """The first time, Milvus scores the relations (a filtered search; ids it leaves out
     are fetched), the second time their vectors are fetched, then they come from the
     cache: the same relations, the same scores every time."""
@@ -61,13 +62,13 @@ def test_relations_are_scored_alike_by_milvus_fetched_vectors_and_the_cache(
 
     rag = open_graph(graph="vscores", memory_limit=0)
     rag.add(records(40))
-    rag.retrieve("Where was Person 3 born?")
-    searcher = rag.retriever.search
+    parts = parts_of(rag)  # its store, its graph and a retriever over them
+    searcher = parts.retriever.search
     assert isinstance(searcher, MilvusSearcher)
     searcher.vector_cache = VectorCache()
     searcher._relation_vectors = None  # as in a server process that did not write them
     monkeypatch.setattr(search_module, "SCORED_THERE", 0)
-    graph, store = rag.graph, rag.store
+    graph, store = parts.state.graph, parts.store
     qvec = rag.embedder.embed(["Who works for Company 3?"])[0]
     wanted = list(range(len(graph.relations)))
     stored = store.vectors(store.relations, [graph.relation_ids[r] for r in wanted])

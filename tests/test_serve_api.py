@@ -55,7 +55,7 @@ def test_health_stats_graphs(client: TestClient, rag: GraphRAG) -> None:
     assert (stats["passages"], stats["entities"], stats["relations"]) == (4, 24, 22)
     assert stats["documents"] == 1 and stats["state"] == "complete"
     graphs = client.get("/graphs").json()
-    name = rag.store.graph
+    name = rag.name
     assert graphs["default"] == name and name in graphs["graphs"]
 
 
@@ -114,8 +114,8 @@ def test_not_json_is_400(client: TestClient) -> None:
 def test_question_limit_holds_in_the_python_api_and_the_cli(rag: GraphRAG) -> None:
     with pytest.raises(UsageError, match="limit is 4096"):
         rag.retrieve("why " * 2000)
-    ran = run_cli("query", "why " * 2000, "--uri", rag.store.uri, "--graph",
-                  rag.store.graph)
+    ran = run_cli("query", "why " * 2000, "--uri", rag.uri, "--graph",
+                  rag.name)
     assert ran.code == 2 and "limit is 4096" in ran.stderr
 
 
@@ -417,8 +417,8 @@ def test_the_cli_and_the_server_give_one_json_view(client: TestClient, rag: Grap
     schema (`RetrievalView`, exact fields); the server adds only the subgraph and `cached`."""
     from hopgraph.serve.models import QueryResponse, RetrievalView
 
-    ran = run_cli("query", QUESTION, "--json", "--top-k", "3", "--uri", rag.store.uri,
-                  "--graph", rag.store.graph)
+    ran = run_cli("query", QUESTION, "--json", "--top-k", "3", "--uri", rag.uri,
+                  "--graph", rag.name)
     assert ran.code == 0, ran.stderr
     printed = json.loads(ran.stdout)
     served = client.post("/query", json={"question": QUESTION, "top_k": 3}).json()

@@ -19,8 +19,7 @@ from hopgraph import GraphRAG
 from hopgraph.config import ServeSettings
 from hopgraph.serve.app import create_app
 from hopgraph.serve.pool import GraphPool
-from hopgraph.serve.service import GraphService
-from hopgraph.store.keys import KeyStore
+from hopgraph.serve.service import GraphService, database_keys
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 
@@ -134,7 +133,7 @@ def test_graphs_are_made_and_dropped(client: TestClient, db) -> None:
 
 def test_keys_are_scoped_to_each_routes_graph(db) -> None:
     _, rag = db
-    keys = KeyStore(rag.store)
+    keys = database_keys(rag)
     river_reader, _ = keys.create("read", ["rivers"], "river-reader")
     writer, _ = keys.create("write", ["rivers", "kb"], "writer")
     admin, _ = keys.create("admin", [], "ops")
@@ -163,7 +162,8 @@ def test_keys_are_scoped_to_each_routes_graph(db) -> None:
         assert status(admin, "DELETE", "/graphs/new") == 200
 
 
-def test_the_pool_keeps_at_most_max_graphs_open_and_reopens_from_the_snapshot(db) -> None:
+def test_the_pool_keeps_at_most_max_graphs_open_and_reopens_from_the_snapshot(db, caplog
+                                                                            ) -> None:
     uri, rag = db
     with GraphRAG(uri=uri, graph="third", embedder=rag.embedder) as third:
         third.add([BASEL], doc_id="basel")
@@ -173,14 +173,15 @@ def test_the_pool_keeps_at_most_max_graphs_open_and_reopens_from_the_snapshot(db
         first = client.post("/graphs/rivers/query", json=question).json()
         assert len(pool.services()) == 2
         client.post("/graphs/third/query", json=question)
-        open_now = {s.rag.store.graph for s in pool.services()}
+        open_now = {s.rag.name for s in pool.services()}
         assert open_now == {"rivers", "third"}  # kb, least recently used, closed
         again = client.post("/query", json={"question": QUESTION}).json()  # kb reopened
-        assert again["graph"] and {s.rag.store.graph for s in pool.services()} == {
+        assert again["graph"] and {s.rag.name for s in pool.services()} == {
             "third", "kb"}
-        reopened = client.post("/graphs/rivers/query", json=question).json()
-        rivers = next(s for s in pool.services() if s.rag.store.graph == "rivers")
-        assert rivers.rag.state.source == "snapshot"
+        with caplog.at_level(logging.INFO, logger="hopgraph.store.state"):
+            reopened = client.post("/graphs/rivers/query", json=question).json()
+        assert any(r.getMessage().startswith("loaded graph rivers from snapshot:")
+                   for r in caplog.records)
         assert [p["id"] for p in reopened["graph"]] == [p["id"] for p in first["graph"]]
         assert [p["score"] for p in reopened["graph"]] == pytest.approx(
             [p["score"] for p in first["graph"]])
@@ -198,13 +199,13 @@ def test_a_graph_in_use_is_closed_only_after_its_last_request(db) -> None:
             inside.set()
             leave.wait(timeout=60)
             seen.append(len(service.rag.retrieve("Where does Bern lie?", top_k=1).passages))
-            seen.append(service.rag.store.writes)  # Milvus still reachable
+            seen.append(service.rag.stats()["passages"])  # Milvus still reachable
 
     worker = threading.Thread(target=long_request)
     worker.start()
     assert inside.wait(timeout=60)
     with pool.use("kb"):  # evicts rivers (size 1) while the request holds it
-        assert [s.rag.store.graph for s in pool.services()] == ["kb"]
+        assert [s.rag.name for s in pool.services()] == ["kb"]
     leave.set()
     worker.join(timeout=60)
     assert seen == [1, 2]
@@ -261,7 +262,7 @@ def test_on_a_server_a_graph_dropped_by_another_server_is_404(milvus_server: str
         assert added.status_code == 200
         assert second.get("/graphs/pool_shared/stats").json()["passages"] == 1
         assert first.delete("/graphs/pool_shared").status_code == 200
-        shared = next(s for s in two.services() if s.rag.store.graph == "pool_shared")
+        shared = next(s for s in two.services() if s.rag.name == "pool_shared")
         deadline = threading.Event()
         for _ in range(600):  # the follower looks every 0.5 s
             if shared.gone:

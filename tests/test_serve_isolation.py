@@ -10,6 +10,7 @@ import json
 import random
 import threading
 from collections.abc import Iterator
+from contextlib import closing
 from typing import Any
 
 import pytest
@@ -20,8 +21,8 @@ from hopgraph import GraphRAG
 from hopgraph.config import ServeSettings
 from hopgraph.serve.app import create_app
 from hopgraph.serve.pool import GraphPool
-from hopgraph.serve.service import GraphService
-from hopgraph.store.keys import KeyStore
+from hopgraph.serve.service import GraphService, database_keys
+from hopgraph.store import MilvusStore
 
 GRAPHS = ("alpha", "beta", "gamma")
 QUESTIONS_PER_GRAPH = 3
@@ -69,9 +70,10 @@ def world(tmp_path_factory: pytest.TempPathFactory, local_embedder
                     chosen.append(by_text[text])
         source = tmp / f"{graph}.json"
         source.write_text(json.dumps({"docs": chosen}))
-        with GraphRAG(uri=uri, graph=graph, embedder=local_embedder) as rag:
+        with GraphRAG(uri=uri, graph=graph, embedder=local_embedder) as rag, \
+                closing(MilvusStore.from_settings(rag.settings)) as store:
             rag.add_files([source])
-            rows = rag.store.where(rag.store.passages, 'id != ""', ["id", "text", "doc_id"])
+            rows = store.where(store.passages, 'id != ""', ["id", "text", "doc_id"])
             owned.add(graph, *(row[field] for row in rows for field in ("id", "text",
                                                                          "doc_id")))
             names.extend(rag.graph.entity_names[:20])
@@ -97,7 +99,7 @@ def strings(value: Any) -> Iterator[str]:
 
 def test_hundreds_of_random_requests_never_cross_graphs(world) -> None:
     rag, owned, questions, names = world
-    store = KeyStore(rag.store)
+    store = database_keys(rag)
     keys: list[tuple[str | None, str | None, tuple[str, ...]]] = [
         (None, None, ()), ("hg_not-a-key", None, ()), (ENV_KEY, "admin", GRAPHS)]
     pick = random.Random(20)

@@ -31,11 +31,10 @@ from hopgraph.config import ServeSettings, cache_dir  # noqa: E402
 from hopgraph.ingest.writer import CHUNK_PASSAGES  # noqa: E402
 from hopgraph.serve.app import create_app  # noqa: E402
 from hopgraph.serve.jobs import HOST, Job, interrupted, orphaned, owner_of  # noqa: E402
-from hopgraph.serve.service import GraphService  # noqa: E402
+from hopgraph.serve.service import GraphService, database_keys  # noqa: E402
 from hopgraph.serve.uploads import Incoming, Stopped, ingest_upload, keep_files  # noqa: E402
 from hopgraph.store.check import check  # noqa: E402
 from hopgraph.store.jobs import encoded  # noqa: E402
-from hopgraph.store.keys import KeyStore  # noqa: E402
 
 NOTES = b"Ada Lovelace worked with Charles Babbage in London.\n"
 GUIDE = b"# Lyon\n\nLyon lies on the Rhone. Paul Bocuse cooked in Lyon.\n"
@@ -129,7 +128,8 @@ class Gate:
 
 
 @pytest.mark.slow
-def test_good_files_are_stored_and_bad_ones_named(client: TestClient, rag: GraphRAG) -> None:
+def test_good_files_are_stored_and_bad_ones_named(client: TestClient, rag: GraphRAG,
+                                                   store_of) -> None:
     files = {"notes.txt": NOTES, "guide.md": GUIDE, "rows.jsonl": rows(3, skip_one=True),
              "curie.pdf": a_pdf(), "broken.pdf": b"%PDF-1.4 not really", "empty.txt": b"",
              "binary.txt": b"\x00\x01\x02 not text", "photo.png": b"\x89PNG\r\n\x1a\n\x00"}
@@ -137,7 +137,7 @@ def test_good_files_are_stored_and_bad_ones_named(client: TestClient, rag: Graph
     assert reply.status_code == 202, reply.text
     job = reply.json()
     assert job["job"] == job["id"] and job["state"] in ("queued", "running")
-    assert job["files_total"] == 8 and job["graph"] == rag.store.graph
+    assert job["files_total"] == 8 and job["graph"] == rag.name
     seen = events(client, job["id"])
     assert [name for name, _ in seen][-1] == "end" and all(
         name == "progress" for name, _ in seen[:-1])
@@ -158,7 +158,7 @@ def test_good_files_are_stored_and_bad_ones_named(client: TestClient, rag: Graph
     assert str(cache_dir()) not in json.dumps(final)  # by upload name, not where it waited
     stored = client.get("/documents").json()
     assert {d["doc_id"] for d in stored["documents"]} == set(final["documents"])
-    assert check(rag.store).problems == []
+    assert check(store_of(rag)).problems == []
     assert not list((cache_dir() / "uploads").glob(f"*-{final['id']}"))  # files removed
     before = client.get("/stats").json()
     again = upload(client, files).json()  # idempotent by content
@@ -197,7 +197,7 @@ def test_office_html_csv_and_eml_files_are_uploaded(client: TestClient, tmp_path
     assert "encrypted or old binary Office file" in problems["locked.docx"]
 
 
-def test_limits_and_refusals(service: GraphService) -> None:
+def test_limits_and_refusals(service: GraphService, store_of) -> None:
     settings = ServeSettings(max_file_mb=0.001, max_files=2, max_jobs=1)
     with TestClient(create_app(service, settings)) as client:
         big = upload(client, {"small.txt": NOTES, "big.txt": NOTES * 40})
@@ -233,7 +233,7 @@ def test_limits_and_refusals(service: GraphService) -> None:
         forms = [m for name, m in schema.items() if name.startswith("Body_")]
         assert forms and all(m["properties"]["extractor"]["enum"] == ["auto", "offline"]
                              for m in forms)
-    assert check(service.rag.store).problems == []
+    assert check(store_of(service.rag)).problems == []
 
 
 def test_a_queued_job_is_cancelled_at_once(client: TestClient, service: GraphService) -> None:
@@ -261,12 +261,12 @@ class CancelledAfterOneBatch(Job):
 
 @pytest.mark.slow
 def test_a_cancel_mid_file_finishes_that_file_and_a_rerun_completes_the_rest(
-        service: GraphService, tmp_path: Path) -> None:
+        service: GraphService, tmp_path: Path, store_of) -> None:
     rag = service.rag
     files = [Incoming("first.txt", len(NOTES), io.BytesIO(NOTES)),
              Incoming("big.jsonl", 0, io.BytesIO(rows(CHUNK_PASSAGES + 10))),
              Incoming("last.md", len(GUIDE), io.BytesIO(GUIDE))]
-    job = CancelledAfterOneBatch("0a", rag.store.graph, keep_files(tmp_path / "1", files),
+    job = CancelledAfterOneBatch("0a", rag.name, keep_files(tmp_path / "1", files),
                                  "offline", False, tmp_path / "1", owner_of("n"), time.time())
     with pytest.raises(Stopped):
         ingest_upload(job, service)
@@ -274,15 +274,15 @@ def test_a_cancel_mid_file_finishes_that_file_and_a_rerun_completes_the_rest(
     assert states["first.txt"] == ("done", None) and states["last.md"][0] == "queued"
     assert states["big.jsonl"] == ("done", None)  # the file being stored is finished
     assert rag.documents() == {"first.txt": 1, "big.jsonl": CHUNK_PASSAGES + 10}
-    assert check(rag.store).problems == []
+    assert check(store_of(rag)).problems == []
     files = [Incoming(name, 0, (tmp_path / "1" / str(i) / name).open("rb"))
              for i, name in enumerate(("first.txt", "big.jsonl", "last.md"))]
-    rerun = Job("0b", rag.store.graph, keep_files(tmp_path / "2", files), "offline", False,
+    rerun = Job("0b", rag.name, keep_files(tmp_path / "2", files), "offline", False,
                 tmp_path / "2", owner_of("n"), time.time())
     ingest_upload(rerun, service)
     assert rag.documents() == {"first.txt": 1, "big.jsonl": CHUNK_PASSAGES + 10,
                                "last.md": 1}
-    assert check(rag.store).problems == []
+    assert check(store_of(rag)).problems == []
 
 
 def one_line(size: int) -> bytes:
@@ -309,13 +309,13 @@ class StoppedAt(Job):
 
 @pytest.mark.parametrize("at", ["chunk", "extract"])
 def test_a_cancel_while_reading_or_extracting_takes_effect_at_the_next_piece(
-        service: GraphService, tmp_path: Path, at: str) -> None:
+        service: GraphService, tmp_path: Path, at: str, store_of) -> None:
     """Reading (chunking) and the offline extraction check for a stop between pieces, so
     a cancel does not wait for the end of a long file."""
     data = one_line(60_000)
     files = [Incoming("long.md", len(data), io.BytesIO(data)),
              Incoming("later.md", len(GUIDE), io.BytesIO(GUIDE))]
-    job = StoppedAt(at, "0c", service.rag.store.graph, keep_files(tmp_path / "1", files),
+    job = StoppedAt(at, "0c", service.rag.name, keep_files(tmp_path / "1", files),
                     "offline", False, tmp_path / "1", owner_of("n"), time.time())
     with pytest.raises(Stopped):
         ingest_upload(job, service)
@@ -327,7 +327,7 @@ def test_a_cancel_while_reading_or_extracting_takes_effect_at_the_next_piece(
     else:
         assert long.passages_total > 0 and job.stage == "extracting"
     assert service.rag.documents() == {}
-    assert check(service.rag.store).problems == []
+    assert check(store_of(service.rag)).problems == []
 
 
 def test_utf16_files_are_uploaded_as_text(client: TestClient, rag: GraphRAG) -> None:
@@ -381,7 +381,7 @@ def waiting_end(web: httpx.Client, url: str) -> dict[str, Any]:
 
 
 @pytest.mark.slow
-def test_closing_the_server_interrupts_its_jobs(service: GraphService) -> None:
+def test_closing_the_server_interrupts_its_jobs(service: GraphService, store_of) -> None:
     app = create_app(service, ServeSettings())
     client = TestClient(app)  # no lifespan: the board is closed by hand below
     gate = Gate(service)
@@ -402,13 +402,13 @@ def test_closing_the_server_interrupts_its_jobs(service: GraphService) -> None:
         assert app.state.jobs.store.get(job["id"])["state"] == "interrupted"
     # The running job stopped while waiting to write its file; the queued one never ran.
     assert service.rag.documents() == {}
-    assert check(service.rag.store).problems == []
+    assert check(store_of(service.rag)).problems == []
 
 
 def test_jobs_show_only_to_keys_of_their_graph(service: GraphService) -> None:
-    keys = KeyStore(service.rag.store)  # of the session's database: revoked at the end
-    made = [keys.create("write", [service.rag.store.graph]), keys.create(
-        "write", ["elsewhere"]), keys.create("read", [service.rag.store.graph])]
+    keys = database_keys(service.rag)  # of the session's database: revoked at the end
+    made = [keys.create("write", [service.rag.name]), keys.create(
+        "write", ["elsewhere"]), keys.create("read", [service.rag.name])]
     (mine, _), (other, _), (reader, _) = made
     try:
         with TestClient(create_app(service)) as client:
@@ -435,9 +435,9 @@ def test_jobs_show_only_to_keys_of_their_graph(service: GraphService) -> None:
 def test_only_a_key_that_may_write_gets_the_wide_upload_cap(service: GraphService) -> None:
     """The form is read before the routes' key checks: a body over the plain cap is
     refused unread unless its key may write."""
-    keys = KeyStore(service.rag.store)
-    made = [keys.create("write", [service.rag.store.graph]),
-            keys.create("read", [service.rag.store.graph])]
+    keys = database_keys(service.rag)
+    made = [keys.create("write", [service.rag.name]),
+            keys.create("read", [service.rag.name])]
     (writer, _), (reader, _) = made
     big = NOTES * (4096 // len(NOTES) + 1)  # over the 2 KB plain cap below
     try:

@@ -91,14 +91,15 @@ def test_roles_and_graphs_are_enforced(served) -> None:
     assert client.get("/health").status_code == 200  # liveness needs no key
 
 
-def test_keys_are_stored_as_hashes_listed_and_revoked(served, monkeypatch, caplog) -> None:
+def test_keys_are_stored_as_hashes_listed_and_revoked(served, store_of, monkeypatch, caplog
+                                                       ) -> None:
     client, keys, db, rag = served
     listed = run_cli("keys", "list", "--uri", db, "--json")
     assert listed.code == 0
     records = json.loads(listed.stdout)
     assert {r["id"] for r in records} == {k["id"] for k in keys.values()}
     assert not any(k["key"] in listed.stdout for k in keys.values())
-    rows = rag.store.where(COLLECTION, 'id != ""', ["id", "value"])
+    rows = store_of(rag).where(COLLECTION, 'id != ""', ["id", "value"])
     assert len(rows) == 4 and all(len(row["id"]) == 64 for row in rows)  # SHA-256 only
     assert not any(k["key"] in json.dumps(rows) for k in keys.values())
     with caplog.at_level(logging.INFO, logger="hopgraph.access"):

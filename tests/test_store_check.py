@@ -20,8 +20,7 @@ class Stop(Exception):
     """Stands for the process dying at that point."""
 
 
-def _rows(rag) -> tuple[set[str], set[str], dict[str, list[str]]]:
-    store = rag.store
+def _rows(store: MilvusStore) -> tuple[set[str], set[str], dict[str, list[str]]]:
     return ({r["id"] for r in store.scan(store.passages, ["id"])},
             {r["id"] for r in store.scan(store.entities, ["id"])},
             {r["id"]: sorted(r["passage_ids"])
@@ -40,7 +39,7 @@ STAGES = {
 @pytest.mark.parametrize("chunk", [500, 2])
 @pytest.mark.parametrize("stage", list(STAGES))
 def test_rerun_after_a_failure_at_any_stage_equals_a_clean_run(
-        open_graph, monkeypatch: pytest.MonkeyPatch, stage: str, chunk: int) -> None:
+        open_graph, store_of, monkeypatch: pytest.MonkeyPatch, stage: str, chunk: int) -> None:
     """With chunks of 2 passages the per-chunk stages fail in the second chunk, after the
     first one was written completely."""
     from hopgraph.ingest import writer
@@ -49,7 +48,7 @@ def test_rerun_after_a_failure_at_any_stage_equals_a_clean_run(
     data = need(BERNOULLI)
     clean = open_graph("clean")
     clean.add_files([data])
-    expected = _rows(clean)
+    expected = _rows(store_of(clean))
 
     crashed = open_graph("crashed")
     owner, name = STAGES[stage]
@@ -69,19 +68,20 @@ def test_rerun_after_a_failure_at_any_stage_equals_a_clean_run(
             crashed.add_files([data])
     crashed.close()
     reopened = open_graph("crashed")  # a new process would reopen it like this
-    assert reopened.store.incomplete is not None
+    store = store_of(reopened)
+    assert store.incomplete is not None
     assert list(reopened.unfinished()) == [source_doc_id(data)]
     assert any(p.kind == "unfinished document" and p.id == source_doc_id(data)
-               for p in check(reopened.store).problems)
+               for p in check(store).problems)
     summary = reopened.add_files([data])
     assert summary.passages_added + summary.passages_present == len(expected[0])
-    assert _rows(reopened) == expected
-    assert check(reopened.store).problems == []
-    assert reopened.store.incomplete is None
+    assert _rows(store) == expected
+    assert check(store).problems == []
+    assert store.incomplete is None
 
 
 def test_a_real_kill_9_mid_ingest_then_a_rerun_equals_a_clean_run(
-        open_graph, embedder, tmp_path) -> None:
+        open_graph, store_of, embedder, tmp_path) -> None:
     """A child process ingests with chunks of 2 passages and SIGKILLs itself while storing
     the second chunk's relations (no cleanup, no atexit: as `kill -9`); the rerun here
     completes the graph."""
@@ -94,7 +94,7 @@ def test_a_real_kill_9_mid_ingest_then_a_rerun_equals_a_clean_run(
     data = need(BERNOULLI)
     clean = open_graph("clean_k9")
     clean.add_files([data])
-    expected = _rows(clean)
+    expected = _rows(store_of(clean))
     uri = str(tmp_path / "killed.db")
     child = f"""
 import os, signal
@@ -115,16 +115,17 @@ GraphRAG(uri={uri!r}, graph="k9").add_files([{str(data)!r}])
                           timeout=600)
     assert done.returncode == -signal.SIGKILL, done.stderr
     with GraphRAG(uri=uri, graph="k9", embedder=embedder, create=False) as killed:
-        assert killed.store.incomplete is not None
-        assert len(_rows(killed)[2]) < len(expected[2])  # the second chunk's relations
+        store = store_of(killed)
+        assert store.incomplete is not None
+        assert len(_rows(store)[2]) < len(expected[2])  # the second chunk's relations
         killed.add_files([data])
-        assert _rows(killed) == expected
-        assert check(killed.store).problems == []
-        assert killed.store.incomplete is None
+        assert _rows(store) == expected
+        assert check(store).problems == []
+        assert store.incomplete is None
 
 
 def test_a_later_write_never_makes_a_stopped_document_look_complete(
-        open_graph, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+        open_graph, store_of, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """A write of document A stops half way; writes of other documents finish after it:
     A stays unfinished (in `check`, stats and query notes) until it is ingested again."""
     from test_documents import ROWS, write
@@ -151,16 +152,16 @@ def test_a_later_write_never_makes_a_stopped_document_look_complete(
     rag.add_files([b])
     assert list(rag.unfinished()) == [source_doc_id(a)]
     assert "write #1 failed" in rag.unfinished()[source_doc_id(a)]
-    assert [p.id for p in check(rag.store).problems
+    assert [p.id for p in check(store_of(rag)).problems
             if p.kind == "unfinished document"] == [source_doc_id(a)]
     assert any("is incomplete" in n for n in rag.retrieve("Who taught Euler?").notes)
     rag.add_files([a])
-    assert rag.unfinished() == {} and check(rag.store).problems == []
+    assert rag.unfinished() == {} and check(store_of(rag)).problems == []
     assert not any("is incomplete" in n for n in rag.retrieve("Who taught Euler?").notes)
 
 
 def test_check_repair_rolls_an_unfinished_document_back(
-        open_graph, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+        open_graph, store_of, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
     """`check --repair` removes a half-written document and what hung on it only; the
     graph then equals one built from the other documents alone."""
     from test_documents import ROWS, write
@@ -179,10 +180,11 @@ def test_check_repair_rolls_an_unfinished_document_back(
             Stop("mid-write")))
         with pytest.raises(Stop):
             rag.add_files([a])
-    report = check_and_repair(rag.store)
+    store = store_of(rag)
+    report = check_and_repair(store)
     assert report.problems == [] and report.repaired > 0
-    assert _rows(rag) == _rows(clean)
-    assert rag.store.unfinished() == {}
+    assert _rows(store) == _rows(store_of(clean))
+    assert store.unfinished() == {}
     rag.refresh()
     assert rag.unfinished() == {} and source_doc_id(a) not in rag.documents()
 
@@ -202,7 +204,7 @@ STOPS = [(stage, operation) for operation in ("replace", "delete") for stage in 
 
 @pytest.mark.parametrize(("stage", "operation"), STOPS)
 def test_replace_or_delete_stopped_at_any_stage_then_rerun_equals_a_clean_run(
-        open_graph, monkeypatch: pytest.MonkeyPatch, tmp_path, stage: str,
+        open_graph, store_of, monkeypatch: pytest.MonkeyPatch, tmp_path, stage: str,
         operation: str) -> None:
     from test_documents import ROWS, edited, write
 
@@ -243,16 +245,17 @@ def test_replace_or_delete_stopped_at_any_stage_then_rerun_equals_a_clean_run(
             run(crashed)
     crashed.close()
     reopened = open_graph(f"stop_{operation}")
-    assert reopened.store.incomplete is not None
+    store = store_of(reopened)
+    assert store.incomplete is not None
     run(reopened)
-    assert _rows(reopened) == _rows(clean)
-    assert check(reopened.store).problems == []
-    assert reopened.store.incomplete is None
+    assert _rows(store) == _rows(store_of(clean))
+    assert check(store).problems == []
+    assert store.incomplete is None
     assert reopened.documents() == clean.documents()
 
 
 def test_a_real_kill_9_mid_delete_then_a_rerun_equals_a_clean_run(
-        open_graph, embedder, tmp_path) -> None:
+        open_graph, store_of, embedder, tmp_path) -> None:
     """A child process deletes a document and SIGKILLs itself after the orphan entities
     are deleted, before the relations and passages; the rerun here finishes the delete."""
     import signal
@@ -291,9 +294,10 @@ rag.delete([{source_doc_id(path)!r}])
                           timeout=600)
     assert done.returncode == -signal.SIGKILL, done.stderr
     with GraphRAG(uri=uri, graph="k9", embedder=embedder, create=False) as killed:
-        assert killed.store.incomplete is not None
+        store = store_of(killed)
+        assert store.incomplete is not None
         assert killed.documents()[source_doc_id(path)] == 4  # its passages go last
         killed.delete([source_doc_id(path)])
-        assert _rows(killed) == _rows(clean)
-        assert check(killed.store).problems == []
-        assert killed.store.incomplete is None
+        assert _rows(store) == _rows(store_of(clean))
+        assert check(store).problems == []
+        assert store.incomplete is None

@@ -19,15 +19,22 @@ from hopgraph.embed import LocalEmbedder
 from hopgraph.errors import StoreError
 from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
-from hopgraph.store.check import check
+from hopgraph.store import MilvusStore
+from hopgraph.store.check import Finding, check
 from hopgraph.store.collections import Collections
 
 GRAPH = "server_e2e"
 
 
+def problems(store: MilvusStore) -> list[Finding]:
+    """What `store.check` finds, every read strong (this store wrote nothing itself)."""
+    with store.strong_reads():
+        return check(store).problems
+
+
 @pytest.mark.server
-def test_ingest_reopen_query_drop_on_server(milvus_server: str,
-                                            local_embedder: LocalEmbedder) -> None:
+def test_ingest_reopen_query_drop_on_server(milvus_server: str, local_embedder: LocalEmbedder,
+                                            store_of, parts_of) -> None:
     data = need(BERNOULLI)
     opened: list[GraphRAG] = []
 
@@ -59,7 +66,8 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
 
         result = rag.retrieve(QUESTION, top_k=2)
         base_ids = set(rag.graph.passage_ids)
-        assert isinstance(rag.retriever.search, MilvusSearcher)
+        searcher = parts_of(rag).retriever.search  # as the graph's settings build it
+        assert isinstance(searcher, MilvusSearcher)
         texts = [p.text for p in result.passages]
         assert len(texts) == 2, texts
         assert "Leonhard Euler (1707" in texts[0], texts
@@ -71,14 +79,15 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
             assert all(p.text for p in found), f"method {method} returned empty texts"
             expected = mirrored.retrieve(QUESTION, top_k=3, method=method).passages
             assert [p.id for p in found] == [p.id for p in expected], method
-        assert isinstance(mirrored.retriever.search, MemorySearcher)
+        assert isinstance(parts_of(mirrored).retriever.search, MemorySearcher)
         mirrored.close()
         # The server scores relations by id (a filtered search) as their vectors do.
         qvec = local_embedder.embed([QUESTION])[0]
         ids = list(rag.graph.relation_ids)
-        by_server = rag.store.scores(rag.store.relations, qvec, ids)
+        store = store_of(rag)
+        by_server = store.scores(store.relations, qvec, ids)
         assert sorted(by_server) == sorted(ids)
-        by_vectors = rag.retriever.search.score_relations(qvec, list(range(len(ids))))
+        by_vectors = searcher.score_relations(qvec, list(range(len(ids))))
         assert max(abs(by_server[ids[r]] - s) for r, s in by_vectors.items()) < 1e-5
 
         # Documents on a server: the same passages again as document "extra" (sharing every
@@ -90,7 +99,7 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
         assert rag.documents()["extra"] == 4
         replaced = rag.add(rows[:2], doc_id="extra")
         assert replaced.passages_removed == 2 and rag.documents()["extra"] == 2
-        assert check(rag.store).problems == []
+        assert problems(store) == []
         extra = {p.id for p in rag.retrieve(QUESTION, top_k=8).passages} - base_ids
         assert extra  # the copies are found...
         removal = rag.delete("extra")
@@ -98,10 +107,10 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str,
         assert not extra & {p.id for p in rag.retrieve(QUESTION, top_k=8).passages}
         stats = rag.stats()
         assert (stats["passages"], stats["entities"], stats["relations"]) == (4, 24, 22)
-        assert check(rag.store).problems == []
+        assert problems(store) == []
 
         assert rag.drop() is True
-        assert not rag.store.exists()
+        assert not store.exists()
         rag.close()
         with pytest.raises(StoreError, match="does not exist"):
             open_graph(create=False)

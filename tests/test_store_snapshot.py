@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from conftest import BERNOULLI, need
 
+from hopgraph import Query
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.store import snapshot
 from hopgraph.store.writes import WriteSession, writing
@@ -28,76 +29,81 @@ def same_graph(a: KnowledgeGraph, b: KnowledgeGraph) -> bool:
     return content(a) == content(b)
 
 
-def test_reopen_uses_the_snapshot_written_by_ingest(open_graph) -> None:
+def test_reopen_uses_the_snapshot_written_by_ingest(open_graph, store_of, parts_of) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
-    path = rag.store.snapshot_path()
+    path = store_of(rag).snapshot_path()
     assert path.is_file() and path.parent.name.endswith(".db.snapshots")
     built = rag.graph
     rag.close()
-    again = open_graph()
-    assert again.state.source == "snapshot" and same_graph(again.graph, built)
-    assert again.retrieve("Who taught Euler?", top_k=1).passages  # a working graph
+    again = parts_of(rag)  # opened again: its store and state
+    assert again.state.source == "snapshot" and same_graph(again.state.graph, built)
+    assert again.retriever.retrieve(Query("Who taught Euler?", top_k=1)).passages  # working
     with np.load(path, allow_pickle=False) as npz:  # plain arrays, never pickle
         assert int(npz["writes"][0]) == again.store.writes == 1
 
 
 @pytest.mark.parametrize("damage", ["missing", "stale", "corrupt", "other graph"])
-def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, damage: str) -> None:
+def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, store_of, parts_of, damage: str
+                                               ) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
-    path, built = rag.store.snapshot_path(), rag.graph
+    store = store_of(rag)
+    path, built = store.snapshot_path(), rag.graph
     if damage == "missing":
         path.unlink()
     elif damage == "stale":  # a finished write the snapshot never saw (another process's)
-        with writing(rag.store, "another process") as session:
+        with writing(store, "another process") as session:
             session.touch("passages", [], ["elsewhere"])
     elif damage == "corrupt":
         path.write_bytes(b"PK\x03\x04 not really a zip file")
     else:
-        snapshot.save(built, path, "someone_else", rag.store.writes)
+        snapshot.save(built, path, "someone_else", store.writes)
     rag.close()
-    again = open_graph()
-    assert again.state.source == "Milvus" and same_graph(again.graph, built)
-    rag2 = open_graph()  # the rebuilt graph was saved: the next open needs no rebuild
-    assert rag2.state.source == "snapshot" and same_graph(rag2.graph, built)
+    again = parts_of(rag)  # opened again: its store and state
+    assert again.state.source == "Milvus" and same_graph(again.state.graph, built)
+    third = parts_of(rag)  # the rebuilt graph was saved: the next open needs no rebuild
+    assert third.state.source == "snapshot" and same_graph(third.state.graph, built)
 
 
-def test_a_crash_mid_write_is_never_served_stale(open_graph) -> None:
+def test_a_crash_mid_write_is_never_served_stale(open_graph, store_of, parts_of) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
     # A write that died after storing rows: its change-log part names them, no end part.
-    session = WriteSession(rag.store, "a write that dies")
+    store = store_of(rag)
+    session = WriteSession(store, "a write that dies")
     session.start()
     session.touch("entities", ["e-crash"], ["crashed-doc"])
-    rag.store.insert(rag.store.entities, [{"id": "e-crash", "name": "Crash Test",
-                                          "vector": [0.0] * 383 + [1.0]}])
-    rag.store.flush()
+    store.insert(store.entities, [{"id": "e-crash", "name": "Crash Test",
+                                   "vector": [0.0] * 383 + [1.0]}])
+    store.flush()
     rag.close()
-    again = open_graph()
+    again = parts_of(rag)  # opened again: its store and state
     # The snapshot is of the last closed write; the open write's rows are read on top.
-    assert again.state.source == "snapshot" and "Crash Test" in again.graph.entity_names
-    assert list(again.unfinished()) == ["crashed-doc"]
+    assert again.state.source == "snapshot"
+    assert "Crash Test" in again.state.graph.entity_names
+    assert list(again.state.unfinished) == ["crashed-doc"]
 
 
-def test_a_dropped_graphs_snapshot_never_serves_its_successor(open_graph) -> None:
+def test_a_dropped_graphs_snapshot_never_serves_its_successor(open_graph, store_of,
+                                                             parts_of) -> None:
     """A graph made again under a dropped one's name, with as many writes, does not take the
     old snapshot (another machine's cache still holds one: drop cannot reach it)."""
     old = open_graph("reborn")
     old.add([{"passage": "Basel lies on the Rhine.",
               "triplets": [["Basel", "lies on", "Rhine"]]}], doc_id="old")
-    path = old.store.snapshot_path()
+    path = store_of(old).snapshot_path()
     kept = path.read_bytes()  # what another machine's cache would hold
     assert old.drop() and not path.exists()  # drop removes this machine's files
     old.close()
     new = open_graph("reborn")
     new.add([{"passage": "Bern lies on the Aare.",
               "triplets": [["Bern", "lies on", "Aare"]]}], doc_id="new")
-    assert new.store.writes == 1
+    assert store_of(new).writes == 1
     new.close()
     path.write_bytes(kept)  # the old graph's snapshot, at the same write counter
-    again = open_graph("reborn")
-    assert again.state.source == "Milvus" and again.documents() == {"new": 1}
+    again = parts_of(new)  # opened again: its store and state
+    assert again.state.source == "Milvus" and again.state.graph.documents() == {"new": 1}
 
 
 def test_snapshot_round_trip_keeps_unicode_and_passage_links(tmp_path: Path) -> None:
@@ -116,20 +122,20 @@ def test_snapshot_round_trip_keeps_unicode_and_passage_links(tmp_path: Path) -> 
     assert snapshot.load(path, "g", 8) is None and snapshot.load(path, "h", 7) is None
 
 
-def test_drop_removes_temp_files_a_killed_writer_left(open_graph) -> None:
+def test_drop_removes_temp_files_a_killed_writer_left(open_graph, store_of) -> None:
     """Files are replaced through unique temp files (store.atomic); one left by a process
     killed mid-write goes with its graph, and another graph's stays."""
     rag = open_graph("left")
     rag.add([{"passage": "Euler studied in Basel.", "triplets": [["Euler", "studied in",
                                                                   "Basel"]]}])
-    folder = rag.store.snapshot_path().parent
-    mine = folder / f".{rag.store.graph}.relations.f32.k1ll3d.tmp"
-    other = folder / f".{rag.store.graph}x.relations.f32.k1ll3d.tmp"
+    folder = store_of(rag).snapshot_path().parent
+    mine = folder / f".{rag.name}.relations.f32.k1ll3d.tmp"
+    other = folder / f".{rag.name}x.relations.f32.k1ll3d.tmp"
     for path in (mine, other):
         path.write_bytes(b"half a file")
     mask = os.umask(0o022)
     os.umask(mask)
-    files = [p for p in folder.iterdir() if p.name.startswith(f"{rag.store.graph}.")]
+    files = [p for p in folder.iterdir() if p.name.startswith(f"{rag.name}.")]
     assert files and all(p.stat().st_mode & 0o777 == 0o666 & ~mask for p in files), [
         (p.name, oct(p.stat().st_mode)) for p in files]  # as open() makes them, not 0600
     rag.drop()

@@ -9,64 +9,69 @@ import numpy as np
 import pytest
 from conftest import BERNOULLI, QUESTION, need
 
+from hopgraph import Query
+from hopgraph.graph import KnowledgeGraph
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
+from hopgraph.store import MilvusStore
 from hopgraph.store.vectors import VectorFile
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 
 
-def milvus_rows(rag, kind: str) -> np.ndarray:
+def milvus_rows(store: MilvusStore, graph: KnowledgeGraph, kind: str) -> np.ndarray:
     """The vectors Milvus holds for the graph's rows, in graph order."""
-    collection = getattr(rag.store, kind)
-    ids = rag.graph.entity_ids if kind == "entities" else [r.id for r in rag.graph.relations]
-    stored = rag.store.vectors(collection, ids)
+    ids = graph.entity_ids if kind == "entities" else [r.id for r in graph.relations]
+    stored = store.vectors(getattr(store, kind), ids)
     return np.vstack([stored[i] for i in ids])
 
 
-def test_ingest_writes_them_and_they_equal_milvus(open_graph, tmp_path: Path) -> None:
+def test_ingest_writes_them_and_they_equal_milvus(open_graph, store_of, tmp_path: Path
+                                                  ) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
     extra = tmp_path / "extra.jsonl"
     extra.write_text(json.dumps({"passage": "Basel lies on the Rhine.",
                                  "triplets": [["Basel", "lies on", "Rhine"]]}), "utf-8")
     rag.add_files([extra])  # a second write appends
+    store = store_of(rag)
     for kind in ("entities", "relations"):
-        on_disk = rag.vector_files[kind].read(len(milvus_rows(rag, kind)))
+        in_milvus = milvus_rows(store, rag.graph, kind)
+        on_disk = rag.vector_files[kind].read(len(in_milvus))
         assert on_disk is not None
-        assert np.allclose(on_disk, milvus_rows(rag, kind), atol=1e-6)
+        assert np.allclose(on_disk, in_milvus, atol=1e-6)
 
 
-def test_searches_use_them_instead_of_milvus(open_graph, monkeypatch) -> None:
+def test_searches_use_them_instead_of_milvus(open_graph, parts_of, monkeypatch) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
     expected = {m: [p.id for p in rag.retrieve(QUESTION, top_k=3, method=m).passages]
                 for m in ("default", "seed")}
     rag.close()
-    reopened = open_graph()
+    reopened = parts_of(rag)  # the graph opened again, from its modules
     assert isinstance(reopened.retriever.search, MemorySearcher)
     assert reopened.retriever.search.scanned == []  # the mirror read the files, not Milvus
     for limit in (0, 10**6):
-        reopened.memory_limit = limit  # a new retriever, searching as the limit says
+        reopened = parts_of(rag, memory_limit=limit)  # searching as the limit says
         search = reopened.retriever.search
         if isinstance(search, MilvusSearcher):
             monkeypatch.setattr(reopened.store, "vectors", pytest.fail)  # no fetch by id
         for method, ids in expected.items():
-            assert [p.id for p in reopened.retrieve(QUESTION, top_k=3, method=method).passages
-                    ] == ids
+            query = Query(QUESTION, top_k=3, method=method)
+            assert [p.id for p in reopened.retriever.retrieve(query).passages] == ids
 
 
-def test_stale_files_are_never_used_and_get_rebuilt(open_graph) -> None:
+def test_stale_files_are_never_used_and_get_rebuilt(open_graph, parts_of) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])
     relations = rag.vector_files["relations"]
     rows = relations.rows()
     relations.append(np.ones((1, 384), dtype=np.float32))  # a torn append (crash)
     rag.close()
-    again = open_graph()
+    again = parts_of(rag)  # the graph opened again, from its modules
     assert again.state.current_vectors()["relations"] is None  # rows disagree: not trusted
     assert "relations" in again.retriever.search.scanned  # the mirror read Milvus...
     assert relations.rows() == rows  # ...and rewrote the file
-    third = open_graph()
+    third = parts_of(rag)
     assert third.retriever.search.scanned == []
 
 

@@ -31,8 +31,8 @@ def test_parts_stay_under_the_row_limit_and_keep_every_name() -> None:
     assert [p.kind for p in end] == ["done", "end"] and end[-1].outcome == "done"
 
 
-def test_a_part_settles_when_the_next_one_exists(open_graph) -> None:
-    store = open_graph("log").store
+def test_a_part_settles_when_the_next_one_exists(open_graph, store_of) -> None:
+    store = store_of(open_graph("log"))
     log = ChangeLog(store, store.changes)
     log.append(parts_of(1, 0, "passages", ["p1"], ["d1"]))  # parts 0 (docs), 1 (ids)
     log.append(parts_of(1, 2, "entities", ["e1"], ["d1"]))  # parts 2, 3
@@ -49,10 +49,10 @@ def test_a_part_settles_when_the_next_one_exists(open_graph) -> None:
     assert log.pending(1, WHOLE).settled == []
 
 
-def test_since_reads_exactly_the_parts_after_a_point(open_graph) -> None:
+def test_since_reads_exactly_the_parts_after_a_point(open_graph, store_of) -> None:
     """`since` asks Milvus only for the rows after (seq, part): the same parts, in the same
     order, as filtering the whole log, at every point (including -1 and WHOLE)."""
-    store = open_graph("since").store
+    store = store_of(open_graph("since"))
     log = ChangeLog(store, store.changes)
     written = []
     for seq, size in ((1, 3), (2, 12), (3, 1), (11, 2)):  # 11 > 9: ids are zero-padded
@@ -70,10 +70,10 @@ def test_since_reads_exactly_the_parts_after_a_point(open_graph) -> None:
 
 
 def test_a_quick_look_is_quiet_only_when_the_last_strong_look_saw_every_part(
-        open_graph, monkeypatch: pytest.MonkeyPatch) -> None:
+        open_graph, store_of, monkeypatch: pytest.MonkeyPatch) -> None:
     """`quiet` (a session read of the keys) is True only when `pending` already read every
     part after the point; a write under way is read strong again every UNDER_WAY_SECONDS."""
-    store = open_graph("quiet").store
+    store = store_of(open_graph("quiet"))
     log = ChangeLog(store, store.changes)
     assert not log.quiet(0, WHOLE)  # never looked strongly
     log.append([*parts_of(1, 0, "passages", ["p1"], ["d1"]), *ending(1, 2, "done", "me")])
@@ -99,8 +99,8 @@ def _lease(store, seconds: float = 30.0, clock=time.time) -> WriterLease:
     return WriterLease(store, store.writers, seconds, single_process=False, clock=clock)
 
 
-def test_a_second_writer_waits_for_the_first_and_says_for_whom(open_graph) -> None:
-    store = open_graph("lease").store
+def test_a_second_writer_waits_for_the_first_and_says_for_whom(open_graph, store_of) -> None:
+    store = store_of(open_graph("lease"))
     first, second = _lease(store), _lease(store)
     first.acquire("ingest a.md", wait=60)
     told: list[str] = []
@@ -127,10 +127,10 @@ def test_a_second_writer_waits_for_the_first_and_says_for_whom(open_graph) -> No
     assert store.where(store.writers, "ticket >= 0", ["id"]) == []
 
 
-def test_a_dead_holders_claim_runs_out_and_it_may_not_write_on(open_graph) -> None:
+def test_a_dead_holders_claim_runs_out_and_it_may_not_write_on(open_graph, store_of) -> None:
     """A holder that stops renewing (frozen, or killed) is passed by once its claim has run
     out, and may not write on when it wakes up. Time is moved on by the clocks."""
-    store = open_graph("lease_dead").store
+    store = store_of(open_graph("lease_dead"))
     later = [0.0]
     dead = _lease(store, clock=lambda: time.time() + later[0])
     alive = _lease(store, clock=lambda: time.time() + 31)  # past the dead one's claim

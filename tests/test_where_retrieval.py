@@ -19,9 +19,11 @@ from hopgraph import GraphRAG, Query
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import load_file
 from hopgraph.retrieve import OFFLINE_METHODS
+from hopgraph.retrieve.scope import Scopes
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
 from hopgraph.serve.app import create_app
 from hopgraph.serve.service import GraphService
+from hopgraph.store import MilvusStore
 from hopgraph.where import Where
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
@@ -97,8 +99,12 @@ def musique(tmp_path_factory: pytest.TempPathFactory, local_embedder, dataset
 
 def stored(rag: GraphRAG) -> dict[str, tuple[str, dict[str, Any]]]:
     """Every passage's document and metadata, as Milvus holds them."""
-    return {row["id"]: (row["doc_id"], row["metadata"])
-            for row in rag.store.scan(rag.store.passages, ["id", "doc_id", "metadata"])}
+    store = MilvusStore.from_settings(rag.settings, create=False)
+    try:
+        return {row["id"]: (row["doc_id"], row["metadata"])
+                for row in store.scan(store.passages, ["id", "doc_id", "metadata"])}
+    finally:
+        store.close()
 
 
 def test_every_method_stays_inside_the_filter(musique: GraphRAG) -> None:
@@ -148,14 +154,14 @@ def same(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> None:
 
 
 @pytest.mark.parametrize("method", OFFLINE_METHODS)
-def test_the_mirror_and_milvus_agree_under_every_filter(musique: GraphRAG, method: str
-                                                       ) -> None:
+def test_the_mirror_and_milvus_agree_under_every_filter(musique: GraphRAG, parts_of,
+                                                       method: str) -> None:
     rag = musique
     rag.memory_limit = 10**6
-    assert isinstance(rag.retriever.search, MemorySearcher)
+    assert isinstance(parts_of(rag).retriever.search, MemorySearcher)  # as its settings say
     mirror = retrievals(rag, method)
     rag.memory_limit = 0
-    assert isinstance(rag.retriever.search, MilvusSearcher)
+    assert isinstance(parts_of(rag).retriever.search, MilvusSearcher)
     try:
         milvus = retrievals(rag, method)
     finally:
@@ -163,14 +169,14 @@ def test_the_mirror_and_milvus_agree_under_every_filter(musique: GraphRAG, metho
     same(mirror, milvus)
 
 
-def test_a_document_filter_is_answered_from_the_graph_as_milvus_would(musique: GraphRAG
-                                                                      ) -> None:
+def test_a_document_filter_is_answered_from_the_graph_as_milvus_would(musique: GraphRAG,
+                                                                      store_of) -> None:
     rag = musique
     docs = {"doc_id": {"$in": ["wiki/A", "wiki/M", "wiki/nosuch"]}}
     assert Where.parse(docs).only_docs() == frozenset({"wiki/A", "wiki/M", "wiki/nosuch"})
     through_milvus = {"$and": [docs, {"$or": [{"doc_id": {"$exists": True}}]}]}
     assert Where.parse(through_milvus).only_docs() is None
-    scopes = rag.retriever.scopes
+    scopes = Scopes(rag.graph, store_of(rag))  # as the graph's retriever finds them
     fast, slow = scopes.of(Where.parse(docs)), scopes.of(Where.parse(through_milvus))
     assert fast.passage_ids == slow.passage_ids and fast.passage_ids
     assert (fast.relations == slow.relations).all() and (fast.entities == slow.entities).all()
@@ -178,7 +184,7 @@ def test_a_document_filter_is_answered_from_the_graph_as_milvus_would(musique: G
 
 def test_the_cli_filters_with_where_and_doc(musique: GraphRAG) -> None:
     rag = musique
-    uri, graph = rag.store.uri, rag.store.graph
+    uri, graph = rag.uri, rag.name
     question = rag.questions[0]  # type: ignore[attr-defined]
     done = run_cli("query", question, "--uri", uri, "--graph", graph, "--json",
                    "--where", '{"year": {"$gte": 1960}}', "--doc", "wiki/A", "--doc", "wiki/B")

@@ -37,6 +37,7 @@ from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.keeper import LexiconState
 from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
 from hopgraph.store import MilvusStore
+from hopgraph.store.schema import WAIT_TIMEOUT_S
 from hopgraph.store.state import GraphState
 from hopgraph.store.unfinished import describe_unfinished
 from hopgraph.store.vectors import VectorFile
@@ -125,6 +126,28 @@ class GraphRAG:
             self.state, self.embedder, self._llm, self.settings.memory_limit,
             scan=self.mirror_scan, previous=previous, stale=stale,
             fanout=self.settings.fanout))
+
+    # --- what callers may know of the graph's store (its innards stay behind these) -----
+
+    @property
+    def name(self) -> str:
+        """The graph's name in its database."""
+        return self.store.graph
+
+    @property
+    def uri(self) -> str:
+        """The database: a Milvus Lite file's path or a server's URI."""
+        return self.store.uri
+
+    @property
+    def created(self) -> bool:
+        """Whether opening this GraphRAG created the graph (it did not exist before)."""
+        return self.store.created
+
+    def wait_indexed(self, timeout: float = WAIT_TIMEOUT_S) -> float:
+        """Wait until Milvus has indexed every row (at most `timeout` s per collection;
+        it indexes in the background after a write); returns the seconds waited."""
+        return self.store.wait_indexed(timeout)
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -261,27 +284,25 @@ class GraphRAG:
 
     # --- reading -----------------------------------------------------------------------------
 
-    def retrieve(self, query: str | Query | None = None, *args: Any, **options: Any
-                 ) -> Retrieval:
+    def retrieve(self, query: str | Query | None = None, **options: Any) -> Retrieval:
         """Graph retrieval: passages for a (multi-hop) question, best first, with evidence
         and each passage's `source` (file, page, headings, span).
-        `query` is a `Query` or the question; `options` are `Query`'s (method, top_k,
-        degree, entities), by name or in that older positional order: top_k, degree,
-        entities, method (`query.as_query`)."""
+        `query` is a `Query` or the question; `options` are `Query`'s fields by name
+        (method, top_k, degree, entities, where), changing a given `Query`'s."""
         self._follow()
-        result = self._noted(self.retriever.retrieve(as_query(query, args, options)))
+        result = self._noted(self.retriever.retrieve(as_query(query, options)))
         with_sources([result], self.passage_metadata)
         return result
 
-    def compare(self, query: str | Query | None = None, *args: Any, **options: Any
+    def compare(self, query: str | Query | None = None, **options: Any
                 ) -> tuple[Retrieval, Retrieval]:
         """`retrieve` and `naive` side by side, the question embedded once."""
         self._follow()
-        graph, naive = self.retriever.compare(as_query(query, args, options))
+        graph, naive = self.retriever.compare(as_query(query, options))
         with_sources([graph, naive], self.passage_metadata)
         return self._noted(graph), self._noted(naive)
 
-    def ask(self, query: str | Query | None = None, *args: Any, **options: Any) -> Answer:
+    def ask(self, query: str | Query | None = None, **options: Any) -> Answer:
         """A cited answer: the query's passages (a question's `top_k` defaults to
         ANSWER_TOP_K, as for `hopgraph ask`), then the LLM (`llm=`) writes from them. Takes
         what `retrieve` takes, `where=` included; a UsageError without an LLM."""
@@ -289,9 +310,9 @@ class GraphRAG:
             raise UsageError("an answer needs an LLM, and this graph was opened without one",
                              fix="GraphRAG(..., llm=LLMClient(LLMSettings(model=...))); "
                                  "`retrieve` gives the evidence without one")
-        if not isinstance(query, Query) and not args:
+        if not isinstance(query, Query):
             options.setdefault("top_k", ANSWER_TOP_K)
-        result = self.retrieve(query, *args, **options)
+        result = self.retrieve(query, **options)
         text = "".join(stream_answer(self._llm, result.question, result.passages))
         return Answer(result.question, text, result, self._llm.usage.as_dict())
 

@@ -21,8 +21,8 @@ from typing import Any
 from syntok import segmenter
 
 from hopgraph.errors import InputError
+from hopgraph.evaluate import Retrieves
 from hopgraph.ingest.loaders import read_text
-from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.query import Query
 from hopgraph.where import Where
 
@@ -115,18 +115,18 @@ class BudgetScore:
     latencies_ms: list[float] = field(default_factory=list)
 
 
-def evaluate_budgets(retriever: Retriever, questions: list[GoldQuestion], methods: list[str],
+def evaluate_budgets(rag: Retrieves, questions: list[GoldQuestion], methods: list[str],
                      budgets: tuple[int, ...] = BUDGETS, where: Where | None = None
                      ) -> dict[str, BudgetScore]:
     """Recall at each budget for each method (one untimed warm-up question per method),
     every question under the filter `where`, if any."""
     scores: dict[str, BudgetScore] = {}
     for method in methods:
-        retriever.retrieve(Query(questions[0].text, method, RETRIEVED, where=where))
+        rag.retrieve(Query(questions[0].text, method, RETRIEVED, where=where))
         score = BudgetScore(dict.fromkeys(budgets, 0.0))
         for question in questions:
             started = time.perf_counter()
-            result = retriever.retrieve(Query(question.text, method, RETRIEVED, where=where))
+            result = rag.retrieve(Query(question.text, method, RETRIEVED, where=where))
             score.latencies_ms.append((time.perf_counter() - started) * 1000)
             texts = [passage.text for passage in result.passages]
             for budget in budgets:

@@ -9,18 +9,24 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hopgraph.errors import InputError, UsageError
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import read_text
-from hopgraph.retrieve import Retriever
+from hopgraph.records import Retrieval
 from hopgraph.retrieve.query import DEFAULT_DEGREE, Query
 from hopgraph.where import Where
 
 log = logging.getLogger(__name__)
 
 KS = (2, 5)  # Recall@k reported, as in the HippoRAG papers
+
+
+class Retrieves(Protocol):
+    """What is evaluated: a `GraphRAG` (what its users get, passage sources read too)."""
+
+    def retrieve(self, query: Query) -> Retrieval: ...
 
 
 @dataclass
@@ -108,7 +114,7 @@ def _read_json(path: Path) -> Any:
         raise InputError(f"invalid JSON ({exc.msg}, line {exc.lineno})", where=str(path)) from None
 
 
-def evaluate(retriever: Retriever, questions: list[Question], methods: list[str],
+def evaluate(rag: Retrieves, questions: list[Question], methods: list[str],
              degree: int = DEFAULT_DEGREE, where: Where | None = None
              ) -> dict[str, MethodScore]:
     """Recall@KS and latency of each method, after one untimed warm-up question per method
@@ -116,10 +122,10 @@ def evaluate(retriever: Retriever, questions: list[Question], methods: list[str]
     asked under that filter (recall still counts every gold passage)."""
     top_k = max(KS)
     for method in methods:
-        retriever.retrieve(Query(questions[0].text, method, top_k, degree, where=where))
+        rag.retrieve(Query(questions[0].text, method, top_k, degree, where=where))
 
     def passages(method: str, question: str) -> list[str]:
-        return [content_key(p.text) for p in retriever.retrieve(
+        return [content_key(p.text) for p in rag.retrieve(
             Query(question, method, top_k, degree, where=where)).passages]
 
     return {method: score_method(partial(passages, method), questions) for method in methods}

@@ -59,9 +59,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
         # after a large ingest, and that background work would be timed as query latency.
         with GraphRAG(uri=uri, graph=graph, token=args.token, **embed_options(args),
                       create=False) as rag:
-            waited = rag.store.wait_indexed()
+            waited = rag.wait_indexed()
             print(f"waited {waited:.1f}s for Milvus to finish indexing", file=sys.stderr)
-            scores = evaluate(rag.retriever, questions, methods, args.degree, where_of(args))
+            scores = evaluate(rag, questions, methods, args.degree, where_of(args))
             budgets = _budgets(rag, args, methods)
     print(markdown_table(scores, registry.DEFAULT))
     if budgets is not None:
@@ -85,7 +85,7 @@ def _budgets(rag: GraphRAG, args: argparse.Namespace, methods: list[str]
         return None
     from hopgraph.budget import budget_json, budget_table, evaluate_budgets, load_gold
 
-    scores = evaluate_budgets(rag.retriever, load_gold(Path(args.questions)), methods,
+    scores = evaluate_budgets(rag, load_gold(Path(args.questions)), methods,
                               tuple(args.budgets), where_of(args))
     return budget_table(scores), budget_json(scores)
 
@@ -105,7 +105,7 @@ def _eval_documents(args: argparse.Namespace) -> int:
                       **embed_options(args)) as rag:
             summary = rag.add_files([args.documents], progress=None if args.quiet else Bars(),
                                     **options)
-            rag.store.wait_indexed()
+            rag.wait_indexed()
             table, rows = _budgets(rag, args, methods) or ("", {})
     print(f"{summary.passages_added} chunks ({summary.passages_present} present) from "
           f"{args.documents} in {summary.seconds:.1f}s; extractor {summary.extractor}",

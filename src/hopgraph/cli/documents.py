@@ -44,7 +44,7 @@ def cmd_delete(args: argparse.Namespace) -> int:
             for doc in found:
                 print(f"{stored[doc]:>8} passages  {doc}")
             answer = input(f"Delete these {len(found)} documents from graph "
-                           f"{rag.store.graph!r}? [y/N] ")
+                           f"{rag.name!r}? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 print("nothing deleted")
                 return 1

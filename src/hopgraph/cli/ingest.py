@@ -80,7 +80,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         try:
             summary = rag.add_extracted(done, progress=bars, append=args.append)
         except BaseException:
-            if rag.store.created and not rag.documents():
+            if rag.created and not rag.documents():
                 rag.drop()  # no empty graph left behind by a failed first ingest
             raise
     for line in summary.extraction_notes:

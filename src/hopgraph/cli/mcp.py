@@ -13,7 +13,7 @@ from hopgraph.cli.common import llm_client, open_graph
 from hopgraph.cli.serve import warn_or_refuse
 from hopgraph.config import ServeSettings
 from hopgraph.errors import UsageError, install_extra
-from hopgraph.store.keys import KeyStore
+from hopgraph.store.lite import is_local_uri
 
 if TYPE_CHECKING:  # the mcp extra is imported when the command runs
     from hopgraph.integrations.mcp import LogLevel
@@ -33,7 +33,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         missing = (exc.name or "mcp").split(".")[0]
         raise UsageError(f"`hopgraph mcp` needs the 'mcp' extra ({missing} is missing)",
                          fix=install_extra("mcp")) from None
-    from hopgraph.serve.service import GraphService  # no web framework: only the graph
+    from hopgraph.serve.service import GraphService, database_keys  # no web framework
 
     llm = llm_client(args)
     log_level: LogLevel = "INFO" if args.verbose else "WARNING"
@@ -49,11 +49,12 @@ def cmd_mcp(args: argparse.Namespace) -> int:
                     build_server(service, log_level=log_level).run("stdio")
                     return 0
                 settings = ServeSettings.load()
-                keyed = settings.api_key is not None or bool(KeyStore(rag.store).all())
-                warn_or_refuse(args, rag.store.is_local, keyed)
-                guard = key_check(rag.store, settings.api_key, rag.store.graph)
+                keys = database_keys(rag)
+                keyed = settings.api_key is not None or bool(keys.all())
+                warn_or_refuse(args, is_local_uri(rag.uri), keyed)
+                guard = key_check(keys, settings.api_key, rag.name)
                 server = build_server(service, guard=guard, log_level=log_level)
-                print(f"hopgraph: serving graph {rag.store.graph!r} of {rag.store.uri} over "
+                print(f"hopgraph: serving graph {rag.name!r} of {rag.uri} over "
                       f"MCP at http://{args.host}:{args.port}{PATH} ("
                       f"{'API key required' if keyed else 'no API key'}; LLM: "
                       f"{llm.settings.model if llm else 'none'}); Ctrl-C stops",

@@ -19,7 +19,7 @@ from hopgraph.config import (
     ServeSettings,
 )
 from hopgraph.errors import UsageError, install_extra
-from hopgraph.store.keys import KeyStore
+from hopgraph.store.lite import is_local_uri
 
 
 def _loopback(host: str) -> bool:
@@ -49,7 +49,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
         from hopgraph.serve.app import run
         from hopgraph.serve.pool import GraphPool
-        from hopgraph.serve.service import GraphService
+        from hopgraph.serve.service import GraphService, database_keys
     except ImportError as exc:
         raise UsageError(f"`hopgraph serve` needs the 'serve' extra ({exc.name} is missing)",
                          fix=install_extra("serve")) from None
@@ -66,16 +66,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         rag = open_graph(args, llm=llm)
         try:
-            stored = KeyStore(rag.store).all()
-            warn_or_refuse(args, rag.store.is_local, key is not None or bool(stored))
+            stored = database_keys(rag).all()
+            warn_or_refuse(args, is_local_uri(rag.uri), key is not None or bool(stored))
             pool = GraphPool(GraphService(rag, llm, cache_size=settings.cache_size),
                              settings.max_graphs, owns_first=True)
         except BaseException:
             rag.close()
             raise
         try:
-            print(f"hopgraph: serving graph {rag.store.graph!r} (and the database's other "
-                  f"graphs at /graphs/NAME/) of {rag.store.uri} at http://{args.host}:"
+            print(f"hopgraph: serving graph {rag.name!r} (and the database's other "
+                  f"graphs at /graphs/NAME/) of {rag.uri} at http://{args.host}:"
                   f"{args.port}/ (API docs at /docs"
                   f"{', API key required' if key or stored else ''}; LLM: "
                   f"{llm.settings.model if llm else 'none'}); Ctrl-C stops", file=sys.stderr)

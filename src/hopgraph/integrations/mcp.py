@@ -129,7 +129,7 @@ class GraphTools:
     @property
     def graph(self) -> str:
         """The name of the graph served."""
-        return self.service.rag.store.graph
+        return self.service.rag.name
 
     def search(self, question: Question,
                top_k: Annotated[TopK, Field(description="passages to return")] = DEFAULT_TOP_K,

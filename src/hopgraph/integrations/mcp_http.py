@@ -24,7 +24,6 @@ import anyio.to_thread
 
 from hopgraph.serve.auth import KeyRing
 from hopgraph.store.keys import KeyStore
-from hopgraph.store.milvus import MilvusStore
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -82,10 +81,10 @@ class KeyCheck:
         await self.app(scope, receive, send)
 
 
-def key_check(store: MilvusStore, env_key: str | None, graph: str) -> Callable[..., KeyCheck]:
+def key_check(keys: KeyStore, env_key: str | None, graph: str) -> Callable[..., KeyCheck]:
     """The guard of `integrations.mcp.GraphServer`: `KeyCheck` over the database's keys
-    (those of `store`'s database) and `env_key`."""
-    return partial(KeyCheck, ring=KeyRing(KeyStore(store), env_key), graph=graph)
+    (`serve.service.database_keys`) and `env_key`."""
+    return partial(KeyCheck, ring=KeyRing(keys, env_key), graph=graph)
 
 
 def _header(scope: Scope, name: bytes) -> str | None:

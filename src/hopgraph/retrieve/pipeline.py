@@ -98,7 +98,7 @@ class Retriever:
     def compare(self, query: Query | str, **options: Any) -> tuple[Retrieval, Retrieval]:
         """`retrieve(query)` and naive retrieval beside it, the question embedded once for
         both (the time it took is in the first one's timings)."""
-        query = as_query(query, (), options)
+        query = as_query(query, options)
         self._check(query)
         started = time.perf_counter()
         qvec = self.ctx.embedder.embed([query.question])
@@ -113,7 +113,7 @@ class Retriever:
         """The query's `top_k` passages by its method (`question_vector`: the question's
         embedding, when the caller has it already). A question with `Query` options works
         too."""
-        query = as_query(query, (), options)
+        query = as_query(query, options)
         method = self._check(query)
         clock = Clock()
         started = time.perf_counter()

@@ -71,24 +71,11 @@ class Query:
         return list(self.entities) if self.entities else None
 
 
-# The order `GraphRAG.retrieve(question, top_k, degree, entities, method)` took its options in
-# before there was a Query; positional calls in that order keep working.
-POSITIONAL = ("top_k", "degree", "entities", "method")
-
-
-def as_query(query: str | Query | None, args: tuple[Any, ...] = (),
-             options: dict[str, Any] | None = None) -> Query:
+def as_query(query: str | Query | None, options: dict[str, Any] | None = None) -> Query:
     """A `Query` from what a caller of `retrieve`/`compare` passed: a Query (with `options`
-    changing some of its fields), or a question with options, given by name (`question=`
-    too) or positionally in the `POSITIONAL` order. Anything else is a UsageError."""
+    changing some of its fields), or a question with options by name (`question=` too).
+    Anything else is a UsageError."""
     named = dict(options or {})
-    if len(args) > len(POSITIONAL):
-        raise UsageError(f"at most {len(POSITIONAL)} options after the question, got "
-                         f"{len(args)}", fix="pass options by name: " + ", ".join(POSITIONAL))
-    for name, value in zip(POSITIONAL, args, strict=False):
-        if name in named:
-            raise UsageError(f"{name} given twice (by position and by name)")
-        named[name] = value
     if "question" in named:
         if query is not None:
             raise UsageError("the question is given twice (positionally and as question=)")

@@ -31,6 +31,7 @@ from hopgraph.records import Retrieval, comparison_json, with_sources
 from hopgraph.retrieve import Retriever, registry
 from hopgraph.retrieve.query import Query
 from hopgraph.serve import subgraph
+from hopgraph.store.keys import KeyStore
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
@@ -166,6 +167,12 @@ class GraphService:
             self.rag.drop()
             self.gone = True
         self.close()
+
+
+def database_keys(rag: GraphRAG) -> KeyStore:
+    """The API keys kept in the database of `rag`'s graph (`hopgraph keys`), read through
+    its connection: those `hopgraph serve` and `hopgraph mcp --http` accept."""
+    return KeyStore(rag.store)
 
 
 class WriteBusy(TimeoutError):
