@@ -14,7 +14,6 @@ from hopgraph.errors import StoreError
 from hopgraph.llm import LLMClient
 from hopgraph.progress import ProgressEvent
 from hopgraph.store import MilvusStore
-from hopgraph.store.milvus import describe_unfinished
 from hopgraph.where import Where
 
 
@@ -47,7 +46,7 @@ def open_graph(args: argparse.Namespace, create: bool = True, llm: LLMClient | N
     rag = GraphRAG(uri=args.uri, graph=args.graph, token=args.token, **embed_options(args),
                    create=create, llm=llm, memory_limit=getattr(args, "memory_limit", None),
                    mirror_scan=not one_shot(args))
-    incomplete = None if create else describe_unfinished(rag.name, rag.unfinished())
+    incomplete = None if create else rag.incomplete()
     if incomplete:
         print(f"warning: {incomplete}", file=sys.stderr)
     return rag
