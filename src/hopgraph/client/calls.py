@@ -129,7 +129,7 @@ def query_body(question: Question, **options: Any) -> dict[str, Any]:
         raise UsageError(f"entities must be a list of names, got the string {entities!r}",
                          fix=f"entities=[{entities!r}]")
     if isinstance(question, Query):
-        query = question.but(**given) if given else question
+        query = question.with_options(**given) if given else question
         body = {"question": query.question, "method": query.method, "top_k": query.top_k,
                 "degree": query.degree, "entities": query.given_entities,
                 "where": _where(query.where)}

@@ -106,7 +106,7 @@ class Retriever:
         graph = self.retrieve(query, qvec)
         graph.timings_ms["embed_question"] = round(embed_ms, 2)
         graph.timings_ms["total"] = round(graph.timings_ms["total"] + embed_ms, 2)
-        return graph, self.retrieve(query.but(method="naive"), qvec)
+        return graph, self.retrieve(query.with_options(method="naive"), qvec)
 
     def retrieve(self, query: Query | str, question_vector: np.ndarray | None = None,
                  **options: Any) -> Retrieval:

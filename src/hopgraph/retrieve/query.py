@@ -61,7 +61,7 @@ class Query:
         object.__setattr__(self, "entities", _names(self.entities))
         object.__setattr__(self, "where", Where.parse(self.where))
 
-    def but(self, **changes: Any) -> Query:
+    def with_options(self, **changes: Any) -> Query:
         """This query with some options changed (checked again)."""
         return replace(self, **changes)
 
@@ -86,7 +86,7 @@ def as_query(query: str | Query | None, options: dict[str, Any] | None = None) -
         raise UsageError(f"unknown query option {unknown[0]!r}",
                          fix=f"options are {', '.join(sorted(known))}")
     if isinstance(query, Query):
-        return query.but(**named) if named else query
+        return query.with_options(**named) if named else query
     if query is None:
         raise UsageError("no question given")
     check_question(query)
