@@ -80,8 +80,10 @@ test: $(STAMP)
 
 # The inner loop: the tests that start no Milvus server, no other process and no browser,
 # and build no graph that takes seconds (`-m "not slow"`; tests/conftest.py marks them).
+# Compiled modules are kept between runs even where PYTHONDONTWRITEBYTECODE is set: most of
+# a run's start is importing (and pytest's assertion rewriting of) the test modules.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m "not slow and not server" --durations=5
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -m "not slow and not server" --durations=5
 
 clean:
 	rm -rf $(VENV)

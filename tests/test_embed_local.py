@@ -20,6 +20,7 @@ def test_fast_query_path_matches_encode(local_embedder: LocalEmbedder) -> None:
     assert local_embedder.embed([]).shape == (0, 384)
 
 
+@pytest.mark.slow
 def test_instances_share_one_model_and_satisfy_the_protocol(
         local_embedder: LocalEmbedder) -> None:
     other = LocalEmbedder()

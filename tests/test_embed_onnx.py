@@ -77,6 +77,7 @@ def test_runtime_choice() -> None:
     assert "onnx-int8" in str(bad.value)
 
 
+@pytest.mark.slow
 def test_concurrent_calls_give_the_vectors_of_serial_ones(onnx_embedder: OnnxEmbedder) -> None:
     from concurrent.futures import ThreadPoolExecutor
 

@@ -75,6 +75,7 @@ def test_a_graph_built_with_int8_opens_only_with_int8(
         assert "Johann Bernoulli" in top.text
 
 
+@pytest.mark.slow
 def test_a_failed_quantization_raises_and_leaves_no_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, int8: OnnxEmbedder) -> None:
     import onnxruntime.quantization
