@@ -187,7 +187,8 @@ def test_a_writer_killed_mid_write_is_completed_by_a_rerun(
 
 
 def test_reads_follow_other_processes_with_quick_looks(
-        milvus_server: str, fresh: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+        milvus_server: str, fresh: Any, store_of: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Reads look at the change log with a session read (no wait for the server's time
     tick) and read it strong only when that shows a part the last strong look did not: a
     quiet log costs no strong read, and another process's write, whole or killed midway,
@@ -203,11 +204,13 @@ def test_reads_follow_other_processes_with_quick_looks(
         rag.retrieve("Who taught in Basel?")
     assert strong == []
 
+    store = store_of(rag)  # what Milvus holds, read strong
+
     def followed(unfinished: set[str]) -> None:
         deadline = time.monotonic() + CONVERGE_S
         while True:  # polling the reader, not synchronization
             rag.retrieve("Who taught in Basel?")
-            held = set(rows(rag)[0])
+            held = set(rows(store)[0])
             if set(rag.graph.passage_ids) == held and set(rag.unfinished()) == unfinished:
                 return
             assert time.monotonic() < deadline, (sorted(held), rag.unfinished())
