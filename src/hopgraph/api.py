@@ -252,9 +252,6 @@ class GraphRAG:
         before = self.state.unfinished
         return self.refresh(quick=True) or self.state.unfinished != before
 
-    def _follow(self) -> None:
-        self.follow()
-
     def unfinished(self) -> dict[str, str]:
         """Documents a write left partial (it stopped, or is under way), with why, as of
         the last look at the change log (`refresh`)."""
@@ -289,7 +286,7 @@ class GraphRAG:
         and each passage's `source` (file, page, headings, span).
         `query` is a `Query` or the question; `options` are `Query`'s fields by name
         (method, top_k, degree, entities, where), changing a given `Query`'s."""
-        self._follow()
+        self.follow()
         result = self._noted(self.retriever.retrieve(as_query(query, options)))
         with_sources([result], self.passage_metadata)
         return result
@@ -297,7 +294,7 @@ class GraphRAG:
     def compare(self, query: str | Query | None = None, **options: Any
                 ) -> tuple[Retrieval, Retrieval]:
         """`retrieve` and `naive` side by side, the question embedded once."""
-        self._follow()
+        self.follow()
         graph, naive = self.retriever.compare(as_query(query, options))
         with_sources([graph, naive], self.passage_metadata)
         return self._noted(graph), self._noted(naive)
@@ -329,7 +326,7 @@ class GraphRAG:
 
     def documents(self) -> dict[str, int]:
         """Every stored document and its passage count, by document id."""
-        self._follow()
+        self.follow()
         return self.state.graph.documents()
 
     def stats(self) -> dict[str, Any]:
