@@ -275,14 +275,15 @@ def own_structures(rag, misspelt: str) -> dict[str, float | str]:
     then the time to link the `misspelt` question. Built over a state of their own (the
     reopened GraphRAG's are its own), from the same snapshot, vector and lexicon files."""
     from hopgraph.retrieve import Retriever
-    from hopgraph.retrieve.keeper import LexiconState
+    from hopgraph.state import GraphState
     from hopgraph.store import MilvusStore
 
     row: dict[str, float | str] = {}
     store = MilvusStore.from_settings(rag.settings, create=False)
     try:
-        state: LexiconState[Retriever] = LexiconState(store, DIM)
-        retriever = Retriever.over(state, rag.embedder, None, 10**8)
+        state: GraphState[Retriever] = GraphState(store, DIM)
+        retriever = state.retriever(lambda start: Retriever.over(start, rag.embedder, None,
+                                                                 10**8))
         mirror = retriever.search
         row["indexed"] = "".join(kind[0] for kind in ("relations", "entities", "passages")
                                  if getattr(mirror, f"_{kind}").ann is not None) or "-"

@@ -29,7 +29,7 @@ from hopgraph.ingest import sync
 from hopgraph.llm import LLMClient, LLMSettings
 from hopgraph.records import IngestSummary, PassageRecord
 from hopgraph.retrieve import Retriever
-from hopgraph.retrieve.keeper import LexiconState
+from hopgraph.state import GraphState
 from hopgraph.store import MilvusStore
 
 DATA = (Path(__file__).resolve().parents[1] / ".." / "shared" / "data").resolve()
@@ -162,7 +162,7 @@ def open_graph(shared_db: str, embedder: CountingEmbedder) -> Iterator[Callable[
 
 class Parts:
     """A graph opened from its modules, as `GraphRAG` opens one (a `MilvusStore`, a
-    `LexiconState` over it, retrievers built by `Retriever.over`, writes by `ingest.sync`),
+    `GraphState` over it, retrievers built by `Retriever.over`, writes by `ingest.sync`),
     with the settings of an open GraphRAG (`changes`: some of them changed). Tests of those
     modules use these; a GraphRAG's own stay its own (tests/test_package_boundaries.py)."""
 
@@ -172,7 +172,7 @@ class Parts:
         self.store = MilvusStore.from_settings(self.settings, create=False)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=False)
-            self.state: LexiconState[Retriever] = LexiconState(self.store, self.embedder.dim)
+            self.state: GraphState[Retriever] = GraphState(self.store, self.embedder.dim)
         except BaseException:
             self.store.close()
             raise
@@ -180,9 +180,9 @@ class Parts:
     @property
     def retriever(self) -> Retriever:
         """The retriever over the state's current graph, built as `GraphRAG` builds its."""
-        return self.state.retriever(lambda previous, stale: Retriever.over(
-            self.state, self.embedder, self.llm, self.settings.memory_limit, scan=self.scan,
-            previous=previous, stale=stale, fanout=self.settings.fanout))
+        return self.state.retriever(lambda start: Retriever.over(
+            start, self.embedder, self.llm, self.settings.memory_limit, scan=self.scan,
+            fanout=self.settings.fanout))
 
     def add(self, records: list[PassageRecord]) -> IngestSummary:
         """Store `PassageRecord`s, as `GraphRAG.add` does."""

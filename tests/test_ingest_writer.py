@@ -7,7 +7,7 @@ from conftest import BERNOULLI, CountingEmbedder, need
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import content_key, entity_id, passage_id, relation_id
 from hopgraph.ingest.loaders import source_doc_id
-from hopgraph.retrieve.link import EntityLinker
+from hopgraph.lexicon.link import EntityLinker
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 

@@ -155,15 +155,29 @@ def hopgraph_imports(path: Path) -> set[str]:
     return found
 
 
+# The layers of the write path, and what each may not import: data flows one way, from the
+# store up through the lexicon and the graph's state to writing, and retrieval sits above.
+BELOW = {
+    "store": ("lexicon", "state", "ingest", "retrieve"),
+    "lexicon": ("state", "ingest", "retrieve"),
+    "state": ("ingest", "retrieve"),
+    "ingest": ("retrieve",),
+}
+
+
 def test_the_write_path_never_imports_retrieval() -> None:
-    """Data flows one way: `store/` and `ingest/` (reading, extracting, writing) never import
-    `retrieve/` (searching, ranking), at any depth of the import statement."""
+    """`store/`, `lexicon/`, `state/` and `ingest/` (reading, extracting, writing, the graph's
+    versions) never import `retrieve/` (searching, ranking), nor a layer above their own, at
+    any depth of the import statement."""
     wrong = sorted(f"{path.relative_to(PACKAGE).as_posix()} imports {name}"
-                   for layer in ("store", "ingest") for path in (PACKAGE / layer).rglob("*.py")
+                   for layer, above in BELOW.items()
+                   for path in (PACKAGE / layer).rglob("*.py")
                    for name in hopgraph_imports(path)
-                   if name == "hopgraph.retrieve" or name.startswith("hopgraph.retrieve."))
+                   if any(name == f"hopgraph.{up}" or name.startswith(f"hopgraph.{up}.")
+                          for up in above))
     assert wrong == []
-    assert "hopgraph.store.milvus" in hopgraph_imports(PACKAGE / "store" / "state.py")
+    assert "hopgraph.store.milvus" in hopgraph_imports(PACKAGE / "state" / "opened.py")
+    assert "hopgraph.lexicon.keeper" in hopgraph_imports(PACKAGE / "state" / "opened.py")
 
 
 # A GraphRAG's `state`, `store` and `retriever` are its own: only api.py and the server

@@ -14,7 +14,8 @@ from conftest import MUSIQUE, need
 from hopgraph import GraphRAG
 from hopgraph.identity import content_key
 from hopgraph.ingest.loaders import load_file
-from hopgraph.retrieve import OFFLINE_METHODS, lexical, link
+from hopgraph.lexicon import lexical, link
+from hopgraph.retrieve import OFFLINE_METHODS
 from hopgraph.store import sidecar
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
@@ -79,7 +80,7 @@ def test_carried_retrievers_equal_fresh_ones(open_graph, store_of, musique, memo
         before = dict(built)
         carried = results(rag, questions)
         assert built["bm25"] == before["bm25"], number  # carried over, not built again
-        lexicon_file.unlink(missing_ok=True)  # nor from the file (retrieve.lexicon)
+        lexicon_file.unlink(missing_ok=True)  # nor from the file (lexicon.saved)
         fresh_process = open_graph("carried", memory_limit=memory_limit)
         fresh = results(fresh_process, questions)  # built afresh
         fresh_process.close()

@@ -178,7 +178,7 @@ def test_the_pool_keeps_at_most_max_graphs_open_and_reopens_from_the_snapshot(db
         again = client.post("/query", json={"question": QUESTION}).json()  # kb reopened
         assert again["graph"] and {s.rag.name for s in pool.services()} == {
             "third", "kb"}
-        with caplog.at_level(logging.INFO, logger="hopgraph.store.state"):
+        with caplog.at_level(logging.INFO, logger="hopgraph.state.opened"):
             reopened = client.post("/graphs/rivers/query", json=question).json()
         assert any(r.getMessage().startswith("loaded graph rivers from snapshot:")
                    for r in caplog.records)

@@ -453,9 +453,10 @@ def test_only_a_key_that_may_write_gets_the_wide_upload_cap(service: GraphServic
             keys.revoke(key.id)
 
 
-def test_documents_come_in_pages(client: TestClient, rag: GraphRAG) -> None:
-    rag.add([{"passage": f"Town {i} lies on a river.", "doc_id": f"report-{i:02}.pdf"}
-             for i in range(12)] + [{"passage": "Notes.", "doc_id": "notes.txt"}])
+def test_documents_come_in_pages(client: TestClient, service: GraphService) -> None:
+    service.write(lambda rag: rag.add(  # as the server's writes do: then its version is new
+        [{"passage": f"Town {i} lies on a river.", "doc_id": f"report-{i:02}.pdf"}
+         for i in range(12)] + [{"passage": "Notes.", "doc_id": "notes.txt"}]))
     everything = client.get("/documents").json()
     assert everything["total"] == 13 and everything["limit"] is None
     assert len(document_counts(everything)) == 13  # what the Python client reads

@@ -1,6 +1,6 @@
 """The Python API: `GraphRAG` opens one graph, ingests into it and retrieves from it.
 
-A thin facade: the graph's in-process state lives in `store.state.GraphState`, the writes in
+A thin facade: the graph's in-process state lives in `state.GraphState`, the writes in
 `ingest.sync`, raw-document extraction in `ingest.extract`, retrieval in `retrieve` (a
 `Query` says what to retrieve).
 """
@@ -34,11 +34,10 @@ from hopgraph.records import (
     with_sources,
 )
 from hopgraph.retrieve import Retriever
-from hopgraph.retrieve.keeper import LexiconState
 from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
+from hopgraph.state import GraphState
 from hopgraph.store import MilvusStore
 from hopgraph.store.schema import WAIT_TIMEOUT_S
-from hopgraph.store.state import GraphState
 from hopgraph.store.unfinished import describe_unfinished
 from hopgraph.store.vectors import VectorFile
 
@@ -70,7 +69,7 @@ class GraphRAG:
         self.store = MilvusStore.from_settings(self.settings, create=create)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=create)
-            self.state: GraphState[Retriever] = LexiconState(self.store, self.embedder.dim)
+            self.state: GraphState[Retriever] = GraphState(self.store, self.embedder.dim)
         except BaseException:
             self.close()  # a Milvus Lite file stays locked while a client holds it
             raise
@@ -89,7 +88,7 @@ class GraphRAG:
 
     @property
     def graph(self) -> KnowledgeGraph:
-        """The graph as this process holds it (see `store.state`)."""
+        """The graph as this process holds it (see `state`)."""
         return self.state.graph
 
     @property
@@ -122,10 +121,9 @@ class GraphRAG:
     @property
     def retriever(self) -> Retriever:
         """The query pipeline over the current graph (rebuilt after each write)."""
-        return self.state.retriever(lambda previous, stale: Retriever.over(
-            self.state, self.embedder, self._llm, self.settings.memory_limit,
-            scan=self.mirror_scan, previous=previous, stale=stale,
-            fanout=self.settings.fanout))
+        return self.state.retriever(lambda start: Retriever.over(
+            start, self.embedder, self._llm, self.settings.memory_limit,
+            scan=self.mirror_scan, fanout=self.settings.fanout))
 
     # --- what callers may know of the graph's store (its innards stay behind these) -----
 
@@ -255,7 +253,7 @@ class GraphRAG:
     def unfinished(self) -> dict[str, str]:
         """Documents a write left partial (it stopped, or is under way), with why, as of
         the last look at the change log (`refresh`)."""
-        return self.state.unfinished
+        return dict(self.state.unfinished)
 
     def incomplete(self) -> str | None:
         """One line naming the documents a write left partial (`unfinished`), or None: the
@@ -270,9 +268,10 @@ class GraphRAG:
         return result
 
     def fork(self) -> None:
-        """Give the next write its own copy of the graph: retrievers already handed out keep
-        the graph they were built on, whole, while the write runs (a server swaps to the new
-        retriever once the write is done)."""
+        """Give the next write its own copy of the graph even if nothing was built on the
+        current version yet (a write copies it anyway when a retriever holds it): whatever
+        was handed out keeps the graph it was given, whole, while the write runs (a server
+        swaps to the new retriever once the write is done)."""
         self.state.fork()
 
     def drop(self) -> bool:

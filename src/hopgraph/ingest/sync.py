@@ -1,9 +1,11 @@
 """The two writes: store records (replacing the documents they name), and delete documents.
 
-Both run on a `GraphState` (store/state.py) under the graph's writer lease, announcing
+Both run on a `GraphState` (state/opened.py), on the graph it gives the write, under the
+graph's writer lease: plan what changes (`writer`, `prune`), then commit it, announcing
 every change in the change log before making it (`store.writes`), in the order that keeps
-a stopped write completable by a rerun (`prune`'s module docstring). A write that fails
-leaves its documents unfinished until a later write completes or removes them.
+a stopped write completable by a rerun (`prune`'s module docstring); closing the write
+makes the graph's next version. A write that fails leaves its documents unfinished until
+a later write completes or removes them.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from hopgraph.ingest import prune
 from hopgraph.ingest.batch import StoredDocsSeen
 from hopgraph.ingest.writer import Ingestor, Progress, Waiting
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, Removal
-from hopgraph.store.state import GraphState
+from hopgraph.state import GraphState
 from hopgraph.store.writes import Write
 
 
@@ -34,7 +36,7 @@ def store_records(state: GraphState[Any], embedder: Embedder, records: Iterable[
     started = time.perf_counter()
     write = state.begin("ingest", waiting)
     try:
-        ingestor = Ingestor(state.store, state.graph, embedder,
+        ingestor = Ingestor(state.store, write.graph, embedder,
                             vector_sink=state.vector_sink(write), touch=write.touch)
         stored_before = ingestor.stored_docs
         summary = ingestor.ingest(records, progress, total=total)
@@ -75,7 +77,7 @@ def delete_documents(state: GraphState[Any], doc_ids: list[str],
     started = time.perf_counter()
     write = state.begin("delete", waiting)
     try:
-        stored = state.graph.documents()
+        stored = write.graph.documents()
         removal, _ = _prune(state, [d for d in doc_ids if d in stored], None, write)
         _close_unfinished(state, write, set(doc_ids))
     except BaseException as exc:
@@ -101,8 +103,8 @@ def _prune(state: GraphState[Any], documents: list[str], seen: StoredDocsSeen | 
            ) -> tuple[Removal, set[str]]:
     """Remove what `documents` no longer hold, in Milvus, the graph and the vector files;
     the removal, and the documents that lost something."""
-    todo = prune.plan(state.graph, documents, seen)
-    graph, masks, removal = prune.apply(state.store, state.graph, todo, write.touch)
+    todo = prune.plan(write.graph, documents, seen)
+    graph, masks, removal = prune.apply(state.store, write.graph, todo, write.touch)
     state.replace_graph(graph, masks, write)
     return removal, todo.changed
 

@@ -6,7 +6,7 @@ the first hop's passage and misses the rest. So we use the graph to guess the un
 "bridge" entities and search passages again with the question plus each bridge's name:
 
 1. Candidate relations: the top relations by cosine to the question, plus every relation of
-   the entities the question names (linked in `hopgraph.retrieve.link`).
+   the entities the question names (linked in `hopgraph.lexicon.link`).
 2. Each candidate relation proposes its end that the question does not already name, scored
    by the relation's cosine, plus a bonus of ALPHA / |passages of the named end| when the
    other end is a linked entity: a rare named entity pins the first hop down far better than

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from hopgraph.config import DEFAULT_FANOUT
 from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
+from hopgraph.lexicon.link import EntityLinker, EntityMatch
 from hopgraph.llm import LLMClient
 from hopgraph.records import PassageHit, Retrieval
-from hopgraph.retrieve.link import EntityLinker, EntityMatch
 from hopgraph.retrieve.query import Query
 from hopgraph.retrieve.scope import Scope, ScopedGraph, ScopedLinker, ScopedSearch
 from hopgraph.retrieve.search import Searcher, Searches

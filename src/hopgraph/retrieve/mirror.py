@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
+from hopgraph.lexicon.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.records import Hit
-from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.retrieve.scope import Scope, top_in_scope
 from hopgraph.store import MilvusStore
 from hopgraph.store.ann import Ann
@@ -97,7 +97,7 @@ class MemorySearcher:
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
                  vectors: dict[str, np.ndarray | None] | None = None,
-                 known_texts: dict[str, str] | None = None,
+                 known_texts: Mapping[str, str] | None = None,
                  previous: object | None = None, stale: frozenset[str] = frozenset(),
                  indexes: Callable[[], dict[str, Ann]] | None = None) -> None:
         """`known_texts`: passage texts still current from an earlier mirror (after a
@@ -135,7 +135,7 @@ class MemorySearcher:
 
     def _load(self, collection: str, ids: list[str], index: dict[str, int],
               on_disk: np.ndarray | None, kind: str, texts: dict[str, str] | None = None,
-              known: dict[str, str] | None = None) -> _Matrix:
+              known: Mapping[str, str] | None = None) -> _Matrix:
         """Vectors in the graph's own row order (position = entity/relation/passage index):
         the vector file itself when it is current (a read-only memory map: nothing is copied
         or parsed, and processes on one graph share the pages), else scanned from Milvus.

@@ -17,16 +17,16 @@ from hopgraph.config import DEFAULT_FANOUT
 from hopgraph.embed import Embedder
 from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
+from hopgraph.lexicon.link import EntityLinker
 from hopgraph.llm import LLMClient
 from hopgraph.records import Retrieval
-from hopgraph.retrieve import keeper, registry
+from hopgraph.retrieve import registry
 from hopgraph.retrieve.context import Clock, Context, fill_texts
-from hopgraph.retrieve.link import EntityLinker
 from hopgraph.retrieve.query import Query, as_query
 from hopgraph.retrieve.scope import Scopes
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher, Searcher, make_searcher
+from hopgraph.state import Built, Start
 from hopgraph.store import MilvusStore
-from hopgraph.store.state import GraphState
 
 
 class Retriever:
@@ -40,39 +40,39 @@ class Retriever:
         self.scopes = Scopes(graph, store)  # of the filters asked for on this graph
 
     @classmethod
-    def over(cls, state: GraphState[Retriever], embedder: Embedder, llm: LLMClient | None,
+    def over(cls, start: Start[Retriever], embedder: Embedder, llm: LLMClient | None,
              memory_limit: int | None, scan: bool = True,
-             previous: Retriever | None = None, stale: frozenset[str] = frozenset(),
-             fanout: int = DEFAULT_FANOUT) -> Retriever:
-        """A retriever over the state's current graph, searching where `memory_limit` says
-        (`search.make_searcher`); vectors a new mirror had to read from Milvus are handed to
-        the state, to be kept on disk for the next process. With the `previous` retriever
-        (of an earlier state of the same graph; `stale`: passages whose text changed since),
-        its BM25 index and entity linker are carried over and brought up to date rather
-        than built again (the cost of the change, not of the graph); without one, from
-        the lexicon saved beside the snapshot (`keeper`). `fanout`: the graph's
-        `Settings.fanout` (`retrieve.fanout`)."""
-        search_from, linker_from = keeper.retriever_start(state, previous)
-        searcher = make_searcher(state.store, state.graph, memory_limit,
-                                 state.current_vectors(), scan=scan,
-                                 known_texts=state.passage_texts, previous=search_from,
-                                 stale=stale, indexes=state.current_indexes)
-        if state.writing:  # built on a graph being written: the state keeps nothing of it
-            pass
-        elif isinstance(searcher, MemorySearcher):
-            state.passage_texts = dict(searcher.passage_texts)  # a write edits the copy
-        else:  # the texts followed since the last one: in its BM25 index now, if it has one
-            state.passage_texts = {}
-        if not state.writing and isinstance(searcher, MemorySearcher) and searcher.scanned:
-            state.keep_vectors({kind: matrix for kind, matrix in searcher.matrices().items()
-                                if kind in searcher.scanned})
+             fanout: int = DEFAULT_FANOUT) -> Built[Retriever]:
+        """A retriever of the start's graph version, searching where `memory_limit` says
+        (`search.make_searcher`), with what building it learned: the texts its mirror read
+        and the vectors it had to read from Milvus, for the state to keep. Its BM25 index
+        and entity linker start where `start` says (a previous retriever's, or the saved
+        lexicon: brought up to date at the cost of the change, not of the graph).
+        `fanout`: the graph's `Settings.fanout` (`retrieve.fanout`)."""
+        version = start.version
+        searcher = make_searcher(start.store, version.graph, memory_limit, start.vectors,
+                                 scan=scan, known_texts=version.texts,
+                                 previous=start.search_from, stale=start.stale,
+                                 indexes=start.indexes)
+        learned: Built[Retriever]
+        previous = start.previous
         if previous is not None and isinstance(searcher, MilvusSearcher) and isinstance(
                 previous.search, MilvusSearcher):  # vectors by relation id: still true
             searcher.vector_cache = previous.search.vector_cache
-        made = cls(state.graph, embedder, searcher, llm, state.store, fanout)
-        made.ctx.linker_from = linker_from
-        keeper.retriever_built(state, made, previous)
-        return made
+        made = cls(version.graph, embedder, searcher, llm, start.store, fanout)
+        made.ctx.linker_from = start.linker_from
+        if isinstance(searcher, MemorySearcher):
+            learned = Built(made, dict(searcher.passage_texts), {
+                kind: matrix for kind, matrix in searcher.matrices().items()
+                if kind in searcher.scanned})
+        else:  # the texts followed since the last one: in its BM25 index now, if it has one
+            learned = Built(made, {})
+        return learned
+
+    def carried(self) -> tuple[Searcher, EntityLinker | None]:
+        """Where the next retriever's BM25 index and linker start: this one's searcher (the
+        holder of its index) and linker, built or inherited."""
+        return self.searcher, self.ctx.linker_base()
 
     @property
     def graph(self) -> KnowledgeGraph:

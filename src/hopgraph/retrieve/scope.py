@@ -22,14 +22,14 @@ import numpy as np
 from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.graph.columns import Relations
+from hopgraph.lexicon.link import EntityLinker, EntityMatch
 from hopgraph.records import Hit
-from hopgraph.retrieve.link import EntityLinker, EntityMatch
 from hopgraph.store import MilvusStore
 from hopgraph.store.where_expr import milvus_expression
 from hopgraph.where import Where
 
 if TYPE_CHECKING:  # annotations only: search.py imports this module
-    from hopgraph.retrieve.lexical import LocalBM25
+    from hopgraph.lexicon.lexical import LocalBM25
     from hopgraph.retrieve.search import Searcher
 
 SCOPES_KEPT = 32  # filters whose scopes a retriever keeps (least recently used dropped)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
@@ -24,8 +24,8 @@ import numpy as np
 from hopgraph.config import DEFAULT_MEMORY_LIMIT
 from hopgraph.embed.base import unit
 from hopgraph.graph import KnowledgeGraph
+from hopgraph.lexicon.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.records import Hit
-from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.retrieve.mirror import MemorySearcher
 from hopgraph.retrieve.scope import Scope, top_in_scope
 from hopgraph.retrieve.vector_cache import VectorCache
@@ -82,7 +82,7 @@ class MilvusSearcher:
 
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph,
                  vectors: dict[str, np.ndarray | None] | None = None,
-                 known_texts: dict[str, str] | None = None,
+                 known_texts: Mapping[str, str] | None = None,
                  previous: Searcher | None = None, stale: frozenset[str] = frozenset()
                  ) -> None:
         """`previous`: a searcher of an earlier state of the graph, whose BM25 index (if it
@@ -271,7 +271,7 @@ def _dots(matrix: np.ndarray, query: np.ndarray) -> np.ndarray:
 
 def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int | None,
                   vectors: dict[str, np.ndarray | None] | None = None,
-                  scan: bool = True, known_texts: dict[str, str] | None = None,
+                  scan: bool = True, known_texts: Mapping[str, str] | None = None,
                   previous: Searcher | None = None, stale: frozenset[str] = frozenset(),
                   indexes: Callable[[], dict[str, Ann]] | None = None) -> Searcher:
     """The in-process mirror when every collection is within `memory_limit` rows, else Milvus.

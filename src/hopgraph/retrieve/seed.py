@@ -11,10 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from hopgraph.identity import normalize
+from hopgraph.lexicon.link import EntityMatch
 from hopgraph.records import PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import rank
 from hopgraph.retrieve.context import Clock, Context, link_query
-from hopgraph.retrieve.link import EntityMatch
 from hopgraph.retrieve.query import Query
 
 

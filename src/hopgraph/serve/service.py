@@ -60,9 +60,9 @@ class GraphService:
                                               name="hopgraph-follow", daemon=True)
             self._follower.start()
 
-    def _version(self) -> GraphVersion:
+    def _version(self) -> ServedVersion:
         notes = self.rag.incomplete()
-        return GraphVersion(self.rag.retriever, self.cache_size, [notes] if notes else [],
+        return ServedVersion(self.rag.retriever, self.cache_size, [notes] if notes else [],
                             self.cache)
 
     def _follow(self, seconds: float) -> None:
@@ -99,7 +99,7 @@ class GraphService:
             self._follower = None
 
     @property
-    def current(self) -> GraphVersion:
+    def current(self) -> ServedVersion:
         """The version of the latest finished write (read once per request)."""
         return self._current
 
@@ -218,10 +218,10 @@ class _Flight:
     value: bytes | None = None
 
 
-class GraphVersion:
-    """A retriever and the answers computed on it, as JSON (least recently used dropped
-    first). A write replaces both together, so a cached answer is never older than the
-    graph."""
+class ServedVersion:
+    """The retriever of one graph version (`state.GraphVersion`) and the answers computed
+    on it, as JSON (least recently used dropped first). A write replaces both together, so
+    a cached answer is never older than the graph."""
 
     def __init__(self, retriever: Retriever, size: int, notes: list[str] | None = None,
                  stats: CacheStats | None = None) -> None:

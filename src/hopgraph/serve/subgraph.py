@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
+from hopgraph.lexicon.link import EntityLinker
 from hopgraph.records import Retrieval
-from hopgraph.retrieve.link import EntityLinker
 
 MAX_ENTITY_RELATIONS = 50  # relations drawn around one entity (a hub has thousands)
 

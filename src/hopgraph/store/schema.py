@@ -207,7 +207,7 @@ def create_passages(client: MilvusClient, name: str, dim: int,
     """The passage collection: id, text, vector, doc_id, metadata.
 
     No Milvus full-text (BM25) field: hopgraph ranks with its own BM25 index on every backend
-    (`retrieve.lexical`), so Milvus would compute and index sparse vectors on every insert for
+    (`lexicon.lexical`), so Milvus would compute and index sparse vectors on every insert for
     nothing.
     """
     _new_collection(client, name, _passage_schema(client, dim), index_type)

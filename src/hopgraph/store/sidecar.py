@@ -3,9 +3,9 @@ beside the snapshot (`GRAPH.lexicon.npz`, numpy arrays, no pickle).
 
 It holds passage texts by id, stamped with the graph's write counter like the snapshot, and
 whatever arrays the retrieval layer adds (its BM25 index and entity linker, see
-`retrieve.lexicon`), stamped with that layer's own `version`. A later write may change a
+`lexicon.saved`), stamped with that layer's own `version`. A later write may change a
 passage's text under the same id, so texts saved at an earlier write are trusted only for
-passages no write since touched (`retrieve.keeper`). The retrieval layer's arrays are
+passages no write since touched (`lexicon.keeper`). The retrieval layer's arrays are
 keyed by passage id and entity name and are brought up to date by what differs, so they
 serve as a starting point at any write.
 

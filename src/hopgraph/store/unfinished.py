@@ -5,7 +5,7 @@ a killed writer closed by the next one), until a write completes or removes them
 a write of an earlier hopgraph version that never finished ("*"). The change log names the
 documents of writes under way (or whose process died before anyone closed them). A
 document named by both is reported as the meta row says. `MilvusStore.unfinished` reads
-both now; an open graph (`store.state`) combines the meta row it last read with the writes
+both now; an open graph (`state`) combines the meta row it last read with the writes
 under way it last saw in the log.
 """
 

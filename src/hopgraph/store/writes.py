@@ -25,13 +25,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
+from hopgraph.graph import KnowledgeGraph
 from hopgraph.store.changes import KEEP_WRITES, WHOLE, ChangeLog, Part, ending, parts_of
 from hopgraph.store.lease import WriterLease
 from hopgraph.store.milvus import MilvusStore
 from hopgraph.store.unfinished import mark
 
 log = logging.getLogger(__name__)
-
 
 
 class WriteSession:
@@ -164,22 +164,23 @@ class WriteSession:
 
 
 class Write:
-    """One write: its session under the lease, and whether the vectors matched the graph
-    when it started."""
+    """One write: its session under the lease, the graph it changes (its own; see
+    `state.opened`), whether the vectors matched that graph when it started, the passage
+    texts still current, and the passages it touched."""
 
-    def __init__(self, session: WriteSession, vectors_current: bool,
-                 texts: dict[str, str], stale: set[str] | None) -> None:
+    def __init__(self, session: WriteSession, graph: KnowledgeGraph, vectors_current: bool,
+                 texts: dict[str, str]) -> None:
         self.session = session
+        self.graph = graph
         self.vectors_current = vectors_current
-        self.texts = texts  # the state's known passage texts, kept current
-        self.stale = stale  # the state's passages whose texts changed (None: not kept)
+        self.texts = texts  # known passage texts, less those the write touched
+        self.touched: set[str] = set()  # passages whose texts may have changed
 
     def touch(self, kind: str, ids: list[str], docs: Iterable[str]) -> None:
         """Announce a change of rows `ids` of `kind` (documents `docs`) before making it."""
         self.session.touch(kind, ids, docs)
         if kind == "passages":
-            if self.stale is not None:
-                self.stale.update(ids)
+            self.touched.update(ids)
             for pid in ids:
                 self.texts.pop(pid, None)
 

@@ -1,4 +1,4 @@
-from hopgraph.retrieve.lexical import LocalBM25, tokens
+from hopgraph.lexicon.lexical import LocalBM25, tokens
 
 
 def test_tokens_fold_case_and_drop_stopwords() -> None:
@@ -40,7 +40,7 @@ def _texts(rng, count: int, start: int = 0) -> list[tuple[str, str]]:
 def test_an_updated_index_scores_as_one_built_afresh() -> None:
     import numpy as np
 
-    from hopgraph.retrieve.lexical import carried_bm25, passage_bm25
+    from hopgraph.lexicon.lexical import carried_bm25, passage_bm25
 
     rng = np.random.default_rng(5)
     passages = dict(_texts(rng, 60))
@@ -75,7 +75,7 @@ def test_ties_go_to_the_smaller_id_and_an_unchanged_index_is_kept() -> None:
 
 
 def test_terms_no_passage_has_any_more_are_dropped() -> None:
-    from hopgraph.retrieve.lexical import passage_bm25
+    from hopgraph.lexicon.lexical import passage_bm25
 
     index = passage_bm25([("a", "river"), ("b", "river basel")])
     for step in range(300):  # a passage whose text changes every time
@@ -91,7 +91,7 @@ def test_terms_no_passage_has_any_more_are_dropped() -> None:
 def test_an_index_read_back_from_its_arrays_scores_as_one_built_afresh() -> None:
     import numpy as np
 
-    from hopgraph.retrieve.lexical import carried_bm25, passage_bm25
+    from hopgraph.lexicon.lexical import carried_bm25, passage_bm25
 
     rng = np.random.default_rng(7)
     passages = dict(_texts(rng, 80))
@@ -131,7 +131,7 @@ def test_probes_searched_together_score_as_searched_alone() -> None:
     score equals its own search, on an index of several segments and within `allowed`."""
     import numpy as np
 
-    from hopgraph.retrieve.lexical import carried_bm25, passage_bm25
+    from hopgraph.lexicon.lexical import carried_bm25, passage_bm25
 
     rng = np.random.default_rng(9)
     passages = dict(_texts(rng, 80))

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from hopgraph import GraphRAG
+from hopgraph.lexicon import fuzzy, keeper, lexical, link
+from hopgraph.lexicon import saved as lexicon
 from hopgraph.records import PassageRecord, Triplet
-from hopgraph.retrieve import fuzzy, keeper, lexical, lexicon, link
 from hopgraph.store import MilvusStore, sidecar
 from hopgraph.store.changes import ChangeLog
 

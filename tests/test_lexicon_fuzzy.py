@@ -8,7 +8,7 @@ import string
 import pytest
 from rapidfuzz import fuzz, process
 
-from hopgraph.retrieve.fuzzy import FuzzyIndex, trigrams
+from hopgraph.lexicon.fuzzy import FuzzyIndex, trigrams
 
 
 def typo(rng: random.Random, text: str) -> str:

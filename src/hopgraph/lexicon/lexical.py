@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from scipy import sparse
 
+from hopgraph.lexicon.bm25_terms import Segment, tokens
 from hopgraph.records import Hit
-from hopgraph.retrieve.bm25_terms import Segment, tokens
 
 log = logging.getLogger(__name__)
 

@@ -8,23 +8,24 @@ a lexicon saved at any write is a starting point that `carried` brings to the gr
 cost of what differs (passages added or removed, by id; names added at the end, else the
 linker is built again), and the result equals a build from scratch. Texts, which a write may
 change under the same id (case, spacing), join the state's known texts only for passages no
-write since the file's touched (`keeper.Keeper.texts_into`).
+write since the file's touched (`keeper.Keeper.saved_texts`).
 
-When the file is read, made and saved is `retrieve.keeper`'s business.
+When the file is read, made and saved is `lexicon.keeper`'s business.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.retrieve.lexical import LocalBM25, carried_bm25, passage_bm25
-from hopgraph.retrieve.link import STOPWORDS, EntityLinker
+from hopgraph.lexicon.lexical import LocalBM25, carried_bm25, passage_bm25
+from hopgraph.lexicon.link import STOPWORDS, EntityLinker
 from hopgraph.store import MilvusStore, sidecar
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ def read(path: Path, graph: str) -> tuple[Lexicon, sidecar.Saved] | None:
 
 
 def carried(store: MilvusStore, graph: KnowledgeGraph, bm25: LocalBM25 | None,
-            linker: EntityLinker | None, known: dict[str, str]
+            linker: EntityLinker | None, known: Mapping[str, str]
             ) -> tuple[Lexicon, dict[str, str]]:
     """The lexicon of `graph` from a BM25 index and a linker of any earlier state (None:
     built from scratch), and the texts read for it from Milvus (those `known` are not)."""

@@ -12,7 +12,7 @@ import numpy as np
 from scipy import sparse
 
 from hopgraph.identity import normalize
-from hopgraph.retrieve.link import STOPWORDS
+from hopgraph.lexicon.link import STOPWORDS
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hopgraph.identity import normalize
-from hopgraph.retrieve.fuzzy import FuzzyIndex
+from hopgraph.lexicon.fuzzy import FuzzyIndex
 
 _WORD = re.compile(r"[\w][\w+#&.'’\-]*", re.UNICODE)
 _LEADING_ARTICLE = re.compile(r"^(the|a|an) ")

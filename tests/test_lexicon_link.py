@@ -1,4 +1,4 @@
-from hopgraph.retrieve.link import EntityLinker, match_key
+from hopgraph.lexicon.link import EntityLinker, match_key
 
 NAMES = ["Leonhard Euler", "Euler", "Johann Bernoulli", "The Bernoulli theorem", "Basel",
          "C++", "Gödel", "爱因斯坦", "the", "University of Copenhagen"]
