@@ -51,7 +51,7 @@ def test_a_failed_export_falls_back_to_torch_or_raises(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     from hopgraph.embed import local
 
-    def broken(path: Path) -> None:
+    def broken(path: Path, folder: object = None) -> None:
         raise EmbedderError("exporting the local model to ONNX failed: no onnx here")
 
     monkeypatch.setenv("HOPGRAPH_CACHE_DIR", str(tmp_path))  # nothing exported there yet

