@@ -120,7 +120,8 @@ def test_embedding_limits_are_options_checked_before_anything_opens(tmp_path: Pa
     args = build_parser().parse_args(["query", "q", "--embed-timeout", "120",
                                       "--embed-batch", "16", "--embed-retries", "5"])
     assert embed_options(args) == {"embedder": None, "embed_timeout": 120.0,
-                                   "embed_batch": 16, "embed_retries": 5}
+                                   "embed_batch": 16, "embed_retries": 5, "rerank": None,
+                                   "rerank_top_n": None}
     env = {"HOPGRAPH_URI": str(tmp_path / "none.db")}
     done = run_cli("query", "q", "--embed-batch", "0", env=env)
     assert done.code == 2 and "--embed-batch) must be at least 1, got 0" in done.stderr

@@ -35,6 +35,7 @@ from hopgraph.records import (
 )
 from hopgraph.retrieve import Retriever
 from hopgraph.retrieve.query import DEFAULT_TOP_K, Query, as_query
+from hopgraph.retrieve.rerank import make_reranker
 from hopgraph.state import GraphState
 from hopgraph.store import MilvusStore
 from hopgraph.store.schema import WAIT_TIMEOUT_S
@@ -58,11 +59,15 @@ class GraphRAG:
         memory_limit: int | None = None, llm: LLMClient | None = None,
         mirror_scan: bool = True, embed_timeout: float | None = None,
         embed_batch: int | None = None, embed_retries: int | None = None,
+        rerank: str | None = None, rerank_top_n: int | None = None,
     ) -> None:
         spec = embedder if isinstance(embedder, str) or embedder is None else None
         self.settings = Settings.load(uri=uri, graph=graph, token=token, embedder=spec,
                                       memory_limit=memory_limit, embed_timeout=embed_timeout,
-                                      embed_batch=embed_batch, embed_retries=embed_retries)
+                                      embed_batch=embed_batch, embed_retries=embed_retries,
+                                      rerank=rerank, rerank_top_n=rerank_top_n)
+        # The rerank stage after retrieval (`retrieve.rerank`; None: off).
+        self.reranker = make_reranker(self.settings)
         self._owns_embedder = embedder is None or isinstance(embedder, str)
         self.embedder: Embedder = (embedder_for(self.settings)
                                    if embedder is None or isinstance(embedder, str) else embedder)
@@ -123,7 +128,8 @@ class GraphRAG:
         """The query pipeline over the current graph (rebuilt after each write)."""
         return self.state.retriever(lambda start: Retriever.over(
             start, self.embedder, self._llm, self.settings.memory_limit,
-            scan=self.mirror_scan, fanout=self.settings.fanout))
+            scan=self.mirror_scan, fanout=self.settings.fanout, reranker=self.reranker,
+            rerank_top_n=self.settings.rerank_top_n))
 
     # --- what callers may know of the graph's store (its innards stay behind these) -----
 

@@ -71,6 +71,9 @@ def cache_dir() -> Path:
 NAME_SOURCES = ("rules", "spacy", "both")  # where the offline extractor's names come from
 DEFAULT_ANN_MIN_ROWS = 200_000  # rows of one kind from which it gets an ANN index
 DEFAULT_FANOUT = 2_000  # relations of one entity followed per graph step
+DEFAULT_RERANK_TOP_N = 20  # candidates a reranker orders per query
+DEFAULT_RERANK_TIMEOUT = 30.0  # seconds per rerank request
+DEFAULT_RERANK_BATCH = 32  # passages per rerank request (or local batch)
 
 
 def from_env(cls: type[_S], env_names: Mapping[str, str], overrides: Mapping[str, Any],
@@ -149,6 +152,14 @@ class Settings:
     # Where the offline extractor's names come from: "rules", "spacy" or "both"
     # (`mentions.Rules.names`, docs/extraction.md).
     names: str = "rules"
+    # A rerank stage after retrieval (docs/configuration.md, "Reranking"): None, off; else a
+    # cross-encoder folder's path or the URL of a /rerank endpoint (`retrieve.rerank`).
+    rerank: str | None = None
+    rerank_model: str | None = None  # the model an endpoint is asked for
+    rerank_api_key: str | None = field(default=None, repr=False)  # an endpoint's key
+    rerank_top_n: int = DEFAULT_RERANK_TOP_N  # candidates the reranker orders per query
+    rerank_timeout: float = DEFAULT_RERANK_TIMEOUT  # seconds per request or batch
+    rerank_batch: int = DEFAULT_RERANK_BATCH  # pairs per request or batch
 
     def __post_init__(self) -> None:
         self.embed_timeout, self.embed_batch, self.embed_retries = embed_limits(
@@ -166,6 +177,19 @@ class Settings:
         if self.names not in NAME_SOURCES:
             raise UsageError(f"HOPGRAPH_NAMES must be one of {', '.join(NAME_SOURCES)}, got "
                              f"{self.names!r}")
+        self.rerank = (str(self.rerank).strip() or None) if self.rerank is not None else None
+        self.rerank_top_n = as_number(self.rerank_top_n, int, "HOPGRAPH_RERANK_TOP_N",
+                                      "a whole number of passages")
+        self.rerank_timeout = as_number(self.rerank_timeout, float, "HOPGRAPH_RERANK_TIMEOUT",
+                                        "a number of seconds")
+        self.rerank_batch = as_number(self.rerank_batch, int, "HOPGRAPH_RERANK_BATCH",
+                                      "a whole number of passages")
+        if not (1 <= self.rerank_top_n <= 1000 and 0 < self.rerank_timeout < float("inf")
+                and self.rerank_batch >= 1):
+            raise UsageError("HOPGRAPH_RERANK_TOP_N must be 1-1000, HOPGRAPH_RERANK_TIMEOUT "
+                             "above 0 and HOPGRAPH_RERANK_BATCH at least 1, got "
+                             f"{self.rerank_top_n}, {self.rerank_timeout:g}, "
+                             f"{self.rerank_batch}")
         if self.memory_limit is not None:
             self.memory_limit = as_number(self.memory_limit, int,
                                           "HOPGRAPH_MEMORY_LIMIT / memory_limit",

@@ -26,8 +26,9 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--token", help="Milvus / Zilliz Cloud token [env HOPGRAPH_TOKEN]")
     common.add_argument("--graph", help="graph name; one database holds many "
                         "(default hopgraph) [env HOPGRAPH_GRAPH]")
-    common.add_argument("--embedder", help="'local' (all-MiniLM-L6-v2, default) or "
-                        "'openai:MODEL' [env HOPGRAPH_EMBEDDER]")
+    common.add_argument("--embedder", help="'local' (all-MiniLM-L6-v2, default), a "
+                        "sentence-transformers model folder's path, or 'openai:MODEL' [env "
+                        "HOPGRAPH_EMBEDDER]")
     common.add_argument("--embed-timeout", type=float, metavar="SECONDS",
                         help="an openai:MODEL embedder's seconds per request (default 60; a "
                         "batch that times out is halved) [env HOPGRAPH_EMBED_TIMEOUT]")
@@ -36,6 +37,11 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument("--embed-retries", type=int, metavar="N", help="retries of an "
                         "embeddings request after a 429, a 5xx or a lost connection (default "
                         "3) [env HOPGRAPH_EMBED_RETRIES]")
+    common.add_argument("--rerank", metavar="PATH|URL", help="rerank each query's "
+                        "candidates with a cross-encoder folder or a /rerank endpoint (default "
+                        "off) [env HOPGRAPH_RERANK]")
+    common.add_argument("--rerank-top-n", type=int, metavar="N", help="candidates the "
+                        "reranker orders per query (default 20) [env HOPGRAPH_RERANK_TOP_N]")
     common.add_argument("-v", "--verbose", action="store_true", help="log progress details")
 
     llm_options = argparse.ArgumentParser(add_help=False)

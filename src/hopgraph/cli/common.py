@@ -33,10 +33,13 @@ def llm_client(args: argparse.Namespace) -> LLMClient | None:
 
 
 def embed_options(args: argparse.Namespace) -> dict[str, Any]:
-    """GraphRAG's arguments for the embedder the common options name (--embedder,
-    --embed-timeout, --embed-batch, --embed-retries)."""
+    """GraphRAG's arguments for the embedder and reranker the common options name
+    (--embedder, --embed-timeout, --embed-batch, --embed-retries, --rerank,
+    --rerank-top-n)."""
     return {"embedder": args.embedder, "embed_timeout": args.embed_timeout,
-            "embed_batch": args.embed_batch, "embed_retries": args.embed_retries}
+            "embed_batch": args.embed_batch, "embed_retries": args.embed_retries,
+            "rerank": getattr(args, "rerank", None),
+            "rerank_top_n": getattr(args, "rerank_top_n", None)}
 
 
 def open_graph(args: argparse.Namespace, create: bool = True, llm: LLMClient | None = None

@@ -44,21 +44,35 @@ class ModelFolder:
     @property
     def fingerprint(self) -> str:
         """A digest of the weights file's bytes (computed once per file and process)."""
-        stat = self.weights.stat()
-        key = (str(self.weights.resolve()), stat.st_size, stat.st_mtime_ns)
-        with _LOCK:
-            if key not in _FINGERPRINTS:
-                digest = hashlib.blake2b(digest_size=8)
-                with self.weights.open("rb") as weights:
-                    for block in iter(lambda: weights.read(1 << 22), b""):
-                        digest.update(block)
-                _FINGERPRINTS[key] = digest.hexdigest()
-            return _FINGERPRINTS[key]
+        return fingerprint(self.weights)
 
     @property
     def name(self) -> str:
         """The name a graph stores: the folder's name and its weights' fingerprint."""
         return f"{PATH_PREFIX}{self.path.name}@{self.fingerprint}"
+
+
+def fingerprint(weights: Path) -> str:
+    """A digest of a weights file's bytes (computed once per file and process)."""
+    stat = weights.stat()
+    key = (str(weights.resolve()), stat.st_size, stat.st_mtime_ns)
+    with _LOCK:
+        if key not in _FINGERPRINTS:
+            digest = hashlib.blake2b(digest_size=8)
+            with weights.open("rb") as data:
+                for block in iter(lambda: data.read(1 << 22), b""):
+                    digest.update(block)
+            _FINGERPRINTS[key] = digest.hexdigest()
+        return _FINGERPRINTS[key]
+
+
+def weights_of(folder: Path) -> Path:
+    """A model folder's weights file; EmbedderError when it has none."""
+    weights = next((folder / w for w in WEIGHTS if (folder / w).is_file()), None)
+    if weights is None:
+        raise EmbedderError(f"the model folder {folder} has no weights ({' or '.join(WEIGHTS)})",
+                            fix="copy the whole model folder")
+    return weights
 
 
 def _json(path: Path) -> dict[str, Any]:
@@ -107,10 +121,7 @@ def read_folder(path: str | Path) -> ModelFolder:
                             fix="give the folder of a sentence-transformers model, or "
                                 "'local' / 'openai:MODEL'")
     config = _json(folder / "config.json")
-    weights = next((folder / w for w in WEIGHTS if (folder / w).is_file()), None)
-    if weights is None:
-        raise EmbedderError(f"the model folder {folder} has no weights ({' or '.join(WEIGHTS)})",
-                            fix="copy the whole model folder")
+    weights = weights_of(folder)
     if not (folder / "tokenizer.json").is_file():
         raise EmbedderError(f"the model folder {folder} has no tokenizer.json",
                             fix="save the model with a fast tokenizer (tokenizer.json)")

@@ -13,16 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from hopgraph.config import DEFAULT_FANOUT
+from hopgraph.config import DEFAULT_FANOUT, DEFAULT_RERANK_TOP_N
 from hopgraph.embed import Embedder
 from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.lexicon.link import EntityLinker
 from hopgraph.llm import LLMClient
 from hopgraph.records import Retrieval
-from hopgraph.retrieve import registry
+from hopgraph.retrieve import registry, rerank
 from hopgraph.retrieve.context import Clock, Context, fill_texts
 from hopgraph.retrieve.query import Query, as_query
+from hopgraph.retrieve.rerank import Reranker
 from hopgraph.retrieve.scope import Scopes
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher, Searcher, make_searcher
 from hopgraph.state import Built, Start
@@ -34,21 +35,26 @@ class Retriever:
 
     def __init__(self, graph: KnowledgeGraph, embedder: Embedder, searcher: Searcher,
                  llm: LLMClient | None = None, store: MilvusStore | None = None,
-                 fanout: int = DEFAULT_FANOUT) -> None:
+                 fanout: int = DEFAULT_FANOUT, reranker: Reranker | None = None,
+                 rerank_top_n: int = DEFAULT_RERANK_TOP_N) -> None:
         self.searcher = searcher
+        self.reranker = reranker  # the rerank stage (`rerank`), None: off
+        self.rerank_top_n = rerank_top_n
         self.ctx = Context(graph, embedder, searcher, llm, fanout=fanout)
         self.scopes = Scopes(graph, store)  # of the filters asked for on this graph
 
     @classmethod
     def over(cls, start: Start[Retriever], embedder: Embedder, llm: LLMClient | None,
-             memory_limit: int | None, scan: bool = True,
-             fanout: int = DEFAULT_FANOUT) -> Built[Retriever]:
+             memory_limit: int | None, scan: bool = True, fanout: int = DEFAULT_FANOUT,
+             reranker: Reranker | None = None,
+             rerank_top_n: int = DEFAULT_RERANK_TOP_N) -> Built[Retriever]:
         """A retriever of the start's graph version, searching where `memory_limit` says
         (`search.make_searcher`), with what building it learned: the texts its mirror read
         and the vectors it had to read from Milvus, for the state to keep. Its BM25 index
         and entity linker start where `start` says (a previous retriever's, or the saved
         lexicon: brought up to date at the cost of the change, not of the graph).
-        `fanout`: the graph's `Settings.fanout` (`retrieve.fanout`)."""
+        `fanout`: the graph's `Settings.fanout` (`retrieve.fanout`); `reranker` and
+        `rerank_top_n`: the rerank stage (`retrieve.rerank`)."""
         version = start.version
         searcher = make_searcher(start.store, version.graph, memory_limit, start.vectors,
                                  scan=scan, known_texts=version.texts,
@@ -59,7 +65,8 @@ class Retriever:
         if previous is not None and isinstance(searcher, MilvusSearcher) and isinstance(
                 previous.search, MilvusSearcher):  # vectors by relation id: still true
             searcher.vector_cache = previous.search.vector_cache
-        made = cls(version.graph, embedder, searcher, llm, start.store, fanout)
+        made = cls(version.graph, embedder, searcher, llm, start.store, fanout, reranker,
+                   rerank_top_n)
         made.ctx.linker_from = start.linker_from
         if isinstance(searcher, MemorySearcher):
             learned = Built(made, dict(searcher.passage_texts), {
@@ -113,8 +120,10 @@ class Retriever:
         """The query's `top_k` passages by its method (`question_vector`: the question's
         embedding, when the caller has it already). A question with `Query` options works
         too."""
-        query = as_query(query, options)
+        query = wanted = as_query(query, options)
         method = self._check(query)
+        if self.reranker is not None and query.top_k < self.rerank_top_n:
+            query = query.with_options(top_k=self.rerank_top_n)  # the reranker's candidates
         clock = Clock()
         started = time.perf_counter()
         if query.where is None:
@@ -128,6 +137,9 @@ class Retriever:
         result = method.run(ctx, query, qvec, clock)
         with clock.stage("fetch_passages"):
             fill_texts(ctx, result.passages)
+        if self.reranker is not None:
+            with clock.stage("rerank"):
+                rerank.reorder(self.reranker, result, wanted.top_k)
         clock.ms["total"] = (time.perf_counter() - started) * 1000
         result.timings_ms = {k: round(v, 2) for k, v in clock.ms.items()}
         return result

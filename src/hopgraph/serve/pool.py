@@ -220,12 +220,14 @@ class GraphPool:
 
 
 def _like(rag: GraphRAG) -> Opener:
-    """Open other graphs of `rag`'s database as `rag` was opened (its embedder shared)."""
+    """Open other graphs of `rag`'s database as `rag` was opened (its embedder shared, its
+    rerank stage the same)."""
 
     def open_graph(name: str, create: bool) -> GraphRAG:
         return GraphRAG(uri=rag.settings.uri, graph=name, token=rag.settings.token,
                         embedder=rag.embedder, create=create, llm=rag.llm,
-                        memory_limit=rag.settings.memory_limit, mirror_scan=rag.mirror_scan)
+                        memory_limit=rag.settings.memory_limit, mirror_scan=rag.mirror_scan,
+                        rerank=rag.settings.rerank, rerank_top_n=rag.settings.rerank_top_n)
 
     return open_graph
 
