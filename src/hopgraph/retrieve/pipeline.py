@@ -1,5 +1,5 @@
 """The query pipeline: embed the question, run the query's method (from the `registry`), fetch
-the passages' texts, time every stage.
+the passages' texts, rerank them when a reranker is set (`rerank`), time every stage.
 
 Methods (docs/methods.md): ``naive``, ``naive_lexical`` (`naive`); ``seed`` (`seed`);
 ``default``, graph-guided re-query through bridge entities (`default`, `bridge`); ``llm``, the
@@ -118,8 +118,8 @@ class Retriever:
     def retrieve(self, query: Query | str, question_vector: np.ndarray | None = None,
                  **options: Any) -> Retrieval:
         """The query's `top_k` passages by its method (`question_vector`: the question's
-        embedding, when the caller has it already). A question with `Query` options works
-        too."""
+        embedding, when the caller has it already), ordered by the reranker when there is
+        one (of `rerank_top_n` candidates). A question with `Query` options works too."""
         query = wanted = as_query(query, options)
         method = self._check(query)
         if self.reranker is not None and query.top_k < self.rerank_top_n:
