@@ -26,7 +26,7 @@ _T = TypeVar("_T")
 Messages = list[dict[str, Any]]
 
 
-def _sdk() -> ModuleType:
+def sdk() -> ModuleType:
     """The OpenAI SDK, imported on first use: importing it is slow, and offline runs never
     need it (benchmarks/RESULTS.md, "Figures moved from code comments")."""
     import openai
@@ -36,7 +36,7 @@ def _sdk() -> ModuleType:
 
 def _retry_reason(exc: Exception) -> str | None:
     """Why `exc` is worth retrying (timeouts, connection errors, 408/429/5xx), else None."""
-    openai = _sdk()
+    openai = sdk()
     if isinstance(exc, openai.APITimeoutError):
         return "request timed out"
     if isinstance(exc, openai.APIConnectionError):
@@ -51,7 +51,7 @@ def _retry_reason(exc: Exception) -> str | None:
 def _timed_out(exc: Exception) -> bool:
     """Whether `exc` says no reply came in time: our timeout, or a 408 / 504 from the server
     or a proxy in front of it (which gave up waiting on the server)."""
-    openai = _sdk()
+    openai = sdk()
     return isinstance(exc, openai.APITimeoutError) or (
         isinstance(exc, openai.APIStatusError) and exc.status_code in (408, 504))
 
@@ -65,7 +65,7 @@ def _retry_after(exc: Exception) -> float:
         return 0.0
 
 
-class _GaveUp(Exception):
+class GaveUp(Exception):
     """A call failed for good: `detail` says why; `timed_out` when no reply came in time
     and timeouts are not retried, `exhausted` when every retry was spent. The SDK's error is
     its __cause__."""
@@ -75,12 +75,12 @@ class _GaveUp(Exception):
         self.detail, self.timed_out, self.exhausted = detail, timed_out, exhausted
 
 
-def _retried(call: Callable[[], _T], label: str, retries: int, base_delay: float,
+def retried(call: Callable[[], _T], label: str, retries: int, base_delay: float,
              max_delay: float, count: Callable[[], None], retry_timeouts: bool = True) -> _T:
     """`call()`, again up to `retries` times on 429, 5xx, timeouts and lost connections, after
     an exponential backoff plus jitter (longer when a numeric Retry-After asks so); `count`
-    is told of each attempt. A failure for good is a _GaveUp; an LLMError passes as it is.
-    Without `retry_timeouts`, a timeout is a _GaveUp at once (the caller sends less)."""
+    is told of each attempt. A failure for good is a GaveUp; an LLMError passes as it is.
+    Without `retry_timeouts`, a timeout is a GaveUp at once (the caller sends less)."""
     for attempt in range(1, retries + 2):
         count()
         try:
@@ -90,11 +90,11 @@ def _retried(call: Callable[[], _T], label: str, retries: int, base_delay: float
         except Exception as exc:  # the SDK raises many types; all mean "no reply"
             reason = _retry_reason(exc)
             if reason is None:
-                raise _GaveUp(f"{type(exc).__name__}: {exc}") from exc
+                raise GaveUp(f"{type(exc).__name__}: {exc}") from exc
             if not retry_timeouts and _timed_out(exc):
-                raise _GaveUp(reason, timed_out=True) from exc
+                raise GaveUp(reason, timed_out=True) from exc
             if attempt > retries:
-                raise _GaveUp(f"{reason} ({attempt} attempts)", exhausted=True) from exc
+                raise GaveUp(f"{reason} ({attempt} attempts)", exhausted=True) from exc
             backoff = base_delay * 2 ** (attempt - 1)
             delay = min(max_delay, max(backoff, _retry_after(exc)))
             delay += random.uniform(0, base_delay)
@@ -114,7 +114,7 @@ class LLMClient:
         self.settings = settings
         self.usage = Usage()
         # Retries are ours (see _with_retries), so the SDK must not retry on its own.
-        self._client = _sdk().OpenAI(
+        self._client = sdk().OpenAI(
             base_url=settings.base_url, api_key=settings.api_key or "unset",
             timeout=settings.timeout, max_retries=0,
         )
@@ -226,11 +226,11 @@ class LLMClient:
         """Run `call`, retrying retryable failures with exponential backoff plus jitter."""
         s = self.settings
         try:
-            return _retried(call, f"{what} to {s.model}", s.max_retries, s.retry_base_delay,
+            return retried(call, f"{what} to {s.model}", s.max_retries, s.retry_base_delay,
                             s.retry_max_delay, lambda: self.usage.add(requests=1))
         except LLMError as exc:
             raise self._error(what, str(exc)) from exc
-        except _GaveUp as exc:
+        except GaveUp as exc:
             raise self._error(what, exc.detail) from exc.__cause__
 
     def _error(self, what: str, detail: str) -> LLMError:
@@ -258,8 +258,8 @@ class EmbeddingClient:
         self.max_retries = max_retries
         self.retry_delays = (retry_base_delay, retry_max_delay)
         self.requests = 0  # HTTP requests sent, retries included
-        # Retries are ours (see _retried): the SDK's own would repeat timed-out batches.
-        self._client = _sdk().OpenAI(
+        # Retries are ours (see retried): the SDK's own would repeat timed-out batches.
+        self._client = sdk().OpenAI(
             base_url=base_url, api_key=api_key or "unset", timeout=timeout, max_retries=0,
         )
         self.base_url = str(self._client.base_url).rstrip("/")
@@ -272,9 +272,9 @@ class EmbeddingClient:
             return sorted(reply.data, key=lambda item: getattr(item, "index", 0) or 0)
 
         try:
-            data = _retried(call, f"embeddings from {self.model}", self.max_retries,
+            data = retried(call, f"embeddings from {self.model}", self.max_retries,
                             *self.retry_delays, self._count, retry_timeouts=False)
-        except _GaveUp as exc:
+        except GaveUp as exc:
             fix = ("check HOPGRAPH_EMBED_BASE_URL and OPENAI_API_KEY" if not exc.exhausted else
                    f"the endpoint failed {self.max_retries + 1} times in a row: check it, or "
                    f"raise HOPGRAPH_EMBED_RETRIES (now {self.max_retries})")

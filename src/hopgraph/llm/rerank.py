@@ -14,7 +14,7 @@ import logging
 from typing import Any
 
 from hopgraph.errors import LLMError
-from hopgraph.llm.client import _GaveUp, _retried, _sdk
+from hopgraph.llm.client import GaveUp, retried, sdk
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +50,7 @@ class RerankEndpoint:
         self.url, self.model, self.batch, self.timeout = url.rstrip("/"), model, batch, timeout
         base, _, path = self.url.rpartition("/")
         self._path = "/" + path
-        self._client = _sdk().OpenAI(base_url=base, api_key=api_key or "unset",
+        self._client = sdk().OpenAI(base_url=base, api_key=api_key or "unset",
                                      timeout=timeout, max_retries=0)
         self.name = f"{self.url}" + (f" ({model})" if model else "")
         self.requests = 0
@@ -72,8 +72,8 @@ class RerankEndpoint:
                 return self._client.post(self._path, body=body, cast_to=object)
 
             try:
-                reply = _retried(send, f"rerank at {self.url}", RETRIES, 0.5, 10.0, self._count)
-            except _GaveUp as exc:
+                reply = retried(send, f"rerank at {self.url}", RETRIES, 0.5, 10.0, self._count)
+            except GaveUp as exc:
                 raise LLMError(f"the rerank endpoint {self.url} failed: {exc.detail}",
                                fix="check the endpoint, or raise HOPGRAPH_RERANK_TIMEOUT "
                                    f"(now {self.timeout:g} s) or lower HOPGRAPH_RERANK_BATCH "
