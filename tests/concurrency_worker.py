@@ -2,7 +2,8 @@
 
     python concurrency_worker.py URI GRAPH ACTIONS_JSON [KILL_AT]
 
-ACTIONS_JSON is a list of ["add", rows] (rows: the file format, each with its doc_id) and
+ACTIONS_JSON is a list of ["add", rows] (rows: the file format, each with its doc_id),
+["group", [rows, rows...]] (several adds in one write: `GraphRAG.add_parts`) and
 ["delete", doc_id]. With KILL_AT, the process SIGKILLs itself just before its KILL_AT-th
 announced change (`WriteSession.touch`): no cleanup runs, as with `kill -9`. Ingestion
 chunks are one passage, so a kill can land between any two of a document's rows.
@@ -16,6 +17,7 @@ import signal
 import sys
 
 from hopgraph import GraphRAG
+from hopgraph.api import items_part
 from hopgraph.ingest import writer
 from hopgraph.store.writes import WriteSession
 
@@ -39,6 +41,8 @@ def main() -> None:
         for action, what in actions:
             if action == "add":
                 rag.add(what)
+            elif action == "group":
+                rag.add_parts([items_part(rows) for rows in what])
             else:
                 rag.delete([what])
     print("done", flush=True)

@@ -21,6 +21,7 @@ import pytest
 from conftest import run_process
 
 from hopgraph import GraphRAG
+from hopgraph.api import items_part
 from hopgraph.embed import LocalEmbedder
 from hopgraph.store import MilvusStore
 from hopgraph.store.changes import ChangeLog
@@ -150,18 +151,21 @@ def test_concurrent_processes_and_threads_equal_a_serial_build(
     expected.close()
 
 
-@pytest.mark.parametrize("kill_at", [3, 10])  # killed early in the write, and late
+@pytest.mark.parametrize(("kill_at", "grouped"), [(3, False), (10, False), (6, True)])
 def test_a_writer_killed_mid_write_is_completed_by_a_rerun(
         milvus_server: str, local_embedder: LocalEmbedder, fresh: Any, store_of: Any,
-        monkeypatch: pytest.MonkeyPatch, kill_at: int) -> None:
+        monkeypatch: pytest.MonkeyPatch, kill_at: int, grouped: bool) -> None:
     """A process replacing document d1 (with a row of d3), then adding d2, one row per
     chunk, is killed before its kill_at-th announced change; a later write of another
-    document leaves what it was writing unfinished; rerunning its writes completes them."""
+    document leaves what it was writing unfinished; rerunning its writes completes them.
+    `grouped`: the two adds are one write of two parts (group commit), killed mid-group."""
     monkeypatch.setenv("HOPGRAPH_LEASE_SECONDS", "3")  # the dead holder's claim runs out
-    graph = f"killed_{kill_at}"
+    graph = f"killed_{kill_at}{'_group' if grouped else ''}"
     rag = fresh(graph, drop=True)
     rag.add(doc(1, version="-old"))
     plan = [["add", doc(1) + doc(3)[:1]], ["add", doc(2)]]
+    if grouped:
+        plan = [["group", [rows for _, rows in plan]]]
     code, out = finish(worker(milvus_server, graph, plan, kill_at,
                               env={"HOPGRAPH_LEASE_SECONDS": "3"}))
     assert code == -9, out
@@ -175,12 +179,15 @@ def test_a_writer_killed_mid_write_is_completed_by_a_rerun(
         unfinished = store.unfinished()
     assert set(unfinished) == cut and all("stopped" in why for why in unfinished.values())
     assert {p.id for p in problems(store) if p.kind == "unfinished document"} == cut
-    rag.add(doc(1) + doc(3)[:1])
-    rag.add(doc(2))
+    if grouped:
+        rag.add_parts([items_part(doc(1) + doc(3)[:1]), items_part(doc(2))])
+    else:
+        rag.add(doc(1) + doc(3)[:1])
+        rag.add(doc(2))
     with store.strong_reads():
         assert store.unfinished() == {}
     assert problems(store) == []
-    expected = serial(milvus_server, f"killed_serial_{kill_at}", local_embedder,
+    expected = serial(milvus_server, f"killed_serial_{kill_at}{int(grouped)}", local_embedder,
                       [doc(5), doc(1) + doc(3)[:1], doc(2)])
     assert rows(store) == rows(store_of(expected))
     expected.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sized
+from collections.abc import Iterable, Sequence, Sized
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +172,16 @@ class GraphRAG:
         total = len(items) if isinstance(items, Sized) else 0
         return sync.store_records(self.state, self.embedder, records, [report],
                                   tracked(progress), total, append, self.waiting)
+
+    def add_parts(self, parts: Sequence[sync.Part], done: list[IngestSummary] | None = None
+                  ) -> list[IngestSummary]:
+        """Several independent adds in one write (group commit: one lease round, one catch-up,
+        one change-log number), each stored as if alone, in order, with its own summary.
+        Make the parts with `items_part` or `extracted_part`. If any part fails, the write
+        stops there as a failed `add` does (its documents unfinished until written again):
+        write the parts alone then to learn which one fails. `done`, if given, gets each
+        part's summary as it is stored (after a failure: those of the parts before it)."""
+        return sync.store_parts(self.state, self.embedder, parts, self.waiting, done)
 
     def add_files(self, paths: Iterable[str | Path], progress: OnProgress | None = None,
                   append: bool = False, extractor: str = "auto",
@@ -350,3 +360,21 @@ class GraphRAG:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+
+
+def items_part(items: Iterable[PassageRecord | dict[str, Any]], doc_id: str | None = None,
+               append: bool = False, progress: OnProgress | None = None) -> sync.Part:
+    """What `GraphRAG.add(items, doc_id=..., append=...)` would store, read now (bad rows
+    skipped and listed, as `add` lists them), as one part of `GraphRAG.add_parts`."""
+    report = LoadReport(path="items")
+    records = list(read_items(items, report, None if doc_id is None else str(doc_id)))
+    return sync.Part(records, [report], len(records), append, None, tracked(progress))
+
+
+def extracted_part(done: extract.Extraction, append: bool = False,
+                   progress: OnProgress | None = None) -> sync.Part:
+    """What `GraphRAG.add_extracted(done, ...)` would store, as one part of `add_parts`
+    (the summary's `extractor` and `extraction_notes` are the caller's to set)."""
+    records = [record for report in done.reports for record in report.records]
+    return sync.Part(records, done.reports, len(records), append, done.aliases,
+                     tracked(progress))

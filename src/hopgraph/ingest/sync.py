@@ -11,7 +11,8 @@ a later write completes or removes them.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hopgraph.embed import Embedder
@@ -21,6 +22,19 @@ from hopgraph.ingest.writer import Ingestor, Progress, Waiting
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, Removal
 from hopgraph.state import GraphState
 from hopgraph.store.writes import Write
+
+
+@dataclass
+class Part:
+    """One add of a group written in one write (`store_parts`): its records, the reports
+    they came from, and the options a single `store_records` call takes."""
+
+    records: Iterable[PassageRecord]
+    reports: list[LoadReport]
+    total: int = 0
+    append: bool = False
+    aliases: dict[str, str] | None = None
+    progress: Progress | None = None
 
 
 def store_records(state: GraphState[Any], embedder: Embedder, records: Iterable[PassageRecord],
@@ -33,41 +47,75 @@ def store_records(state: GraphState[Any], embedder: Embedder, records: Iterable[
     the stored documents of `aliases` (older ids of documents `records` name: the same file
     as an earlier version named it). The reports' problems join the summary. `waiting` is
     told whom we wait for, if another process holds the writer lease."""
+    part = Part(records, reports, total, append, aliases, progress)
+    return store_parts(state, embedder, [part], waiting)[0]
+
+
+def store_parts(state: GraphState[Any], embedder: Embedder, parts: Sequence[Part],
+                waiting: Waiting | None = None, done: list[IngestSummary] | None = None
+                ) -> list[IngestSummary]:
+    """Several adds in one write (group commit): one lease round, one catch-up, one number
+    in the change log, one meta update, one new version. Each part is stored as
+    `store_records` would store it alone, in order, on the graph the parts before it left,
+    and gets its own summary (the `seconds` of each are the group's).
+
+    If any part raises, the write stops there, as a failed `store_records` does: what the
+    group wrote stays, its documents unfinished, until a later write completes or removes
+    them (`hopgraph.serve.service` then writes each part alone, so that only a bad one
+    fails). `done`, if given, is appended each part's summary as the part is stored: after
+    a failure it says what the parts before the failing one did."""
     started = time.perf_counter()
     write = state.begin("ingest", waiting)
+    summaries: list[IngestSummary] = [] if done is None else done
+    first = len(summaries)
+    completed: set[str] = set()
     try:
-        ingestor = Ingestor(state.store, write.graph, embedder,
-                            vector_sink=state.vector_sink(write), touch=write.touch)
-        stored_before = ingestor.stored_docs
-        summary = ingestor.ingest(records, progress, total=total)
-        held: list[Problem] = []
-        retired: list[str] = []
-        changed = set(ingestor.changed_docs)
-        if not append:
-            held = held_documents(reports, ingestor.seen.docs)
-            summary.problems.extend(held)
-            kept = {p.where for p in held}
-            retired = sorted(old for old, doc in (aliases or {}).items()
-                             if old in stored_before and old not in ingestor.written_docs
-                             and doc in ingestor.written_docs and doc not in kept)
-            summary.documents_retired = len(retired)
-            documents = sorted(ingestor.seen.docs - kept) + retired
-            removal, lost = _prune(state, documents, ingestor.seen, write)
-            summary.count_removal(removal)
-            changed |= lost
-        named = ingestor.written_docs
-        summary.documents_added = len(named - stored_before)
-        summary.documents_replaced = len(named & stored_before & changed)
-        summary.documents_unchanged = len((named & stored_before) - changed)
-        completed = (named - {p.where for p in held}) | set(retired)
+        for part in parts:
+            summary, held, whole = _store_part(state, embedder, part, write)
+            summary.include(part.reports)
+            summary.seconds = time.perf_counter() - started
+            summaries.append(summary)
+            completed = (completed - held) | whole
         _close_unfinished(state, write, completed)
     except BaseException as exc:
         state.stop(write, str(exc) or type(exc).__name__)
         raise
-    summary.include(reports)
     state.finish(write, completed)
-    summary.seconds = time.perf_counter() - started
-    return summary
+    ours = summaries[first:]
+    for summary in ours:
+        summary.seconds = time.perf_counter() - started
+    return ours
+
+
+def _store_part(state: GraphState[Any], embedder: Embedder, part: Part, write: Write
+                ) -> tuple[IngestSummary, set[str], set[str]]:
+    """One part of a write: its summary, the documents it held back from pruning, and
+    those it completed."""
+    ingestor = Ingestor(state.store, write.graph, embedder,
+                        vector_sink=state.vector_sink(write), touch=write.touch)
+    stored_before = ingestor.stored_docs
+    summary = ingestor.ingest(part.records, part.progress, total=part.total)
+    held: list[Problem] = []
+    retired: list[str] = []
+    changed = set(ingestor.changed_docs)
+    if not part.append:
+        held = held_documents(part.reports, ingestor.seen.docs)
+        summary.problems.extend(held)
+        kept = {p.where for p in held}
+        retired = sorted(old for old, doc in (part.aliases or {}).items()
+                         if old in stored_before and old not in ingestor.written_docs
+                         and doc in ingestor.written_docs and doc not in kept)
+        summary.documents_retired = len(retired)
+        documents = sorted(ingestor.seen.docs - kept) + retired
+        removal, lost = _prune(state, documents, ingestor.seen, write)
+        summary.count_removal(removal)
+        changed |= lost
+    named = ingestor.written_docs
+    summary.documents_added = len(named - stored_before)
+    summary.documents_replaced = len(named & stored_before & changed)
+    summary.documents_unchanged = len((named & stored_before) - changed)
+    kept_back = {p.where for p in held}
+    return summary, kept_back, (named - kept_back) | set(retired)
 
 
 def delete_documents(state: GraphState[Any], doc_ids: list[str],

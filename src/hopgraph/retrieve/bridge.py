@@ -92,9 +92,11 @@ class BridgeFinder:
         """Not already named and proper-noun-like."""
         return not self.is_named(entity) and can_bridge(self.graph.entity_names[entity])
 
-    def bridges(self, relation_scores: dict[int, float], limit: int = BRIDGES) -> list[Probe]:
-        """The `limit` best bridges proposed by the candidate relations."""
-        if not relation_scores:
+    def bridges(self, relation_scores: dict[int, float], limit: int | None = None
+                ) -> list[Probe]:
+        """The `limit` (default BRIDGES) best bridges proposed by the candidate relations."""
+        limit = BRIDGES if limit is None else limit
+        if not relation_scores or limit <= 0:
             return []
         rels = np.fromiter(relation_scores, dtype=np.int64, count=len(relation_scores))
         scores = np.fromiter(relation_scores.values(), dtype=np.float64, count=len(rels))
@@ -142,14 +144,16 @@ class BridgeFinder:
         return found
 
     def chain(self, first: Probe, candidates: list[tuple[int, float, int]],
-              onward: dict[int, float], limit: int = CHAIN) -> list[Probe]:
-        """The `limit` best chain candidates by path score: connecting relation + best onward.
+              onward: dict[int, float], limit: int | None = None) -> list[Probe]:
+        """The `limit` (default CHAIN) best chain candidates by path score: connecting
+        relation + best onward.
 
         `onward[e]` is the best question score among e's other relations: a third-hop
         entity is worth re-querying when the path through it keeps matching the question
         ("the son of Euler's teacher" -> Daniel Bernoulli, whose own relations mention the
         "contribution" asked about), not just when its link to the bridge does.
         """
+        limit = CHAIN if limit is None else limit
         ranked = sorted(candidates, key=lambda c: -(c[1] + onward.get(c[0], 0.0)))[:limit]
         # A chained probe is only as sure as the bridge it hangs from.
         return [self.probe(e, first.confidence, r) for e, _, r in ranked]

@@ -12,14 +12,16 @@ LEXICAL_WEIGHT = 0.05  # BM25 share, after dividing by the query's best BM25 sco
 
 
 def with_lexical(dense: dict[str, float], bm25: list[Hit],
-                 weight: float = LEXICAL_WEIGHT) -> dict[str, float]:
-    """Dense cosine plus `weight` × BM25 scaled by the query's best BM25 score.
+                 weight: float | None = None) -> dict[str, float]:
+    """Dense cosine plus `weight` (default LEXICAL_WEIGHT, read at call time) × BM25 scaled
+    by the query's best BM25 score.
 
     Only passages the dense search found are scored: at this weight a passage with no dense
     evidence could never reach the top, so fetching its vector would be wasted work.
     """
+    weight = LEXICAL_WEIGHT if weight is None else weight
     top = max((h.score for h in bm25), default=0.0)
-    if top <= 0:
+    if top <= 0 or weight == 0:
         return dict(dense)
     lexical = {h.id: h.score / top for h in bm25}
     return {pid: score + weight * lexical.get(pid, 0.0) for pid, score in dense.items()}

@@ -13,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from hopgraph.answer import stream_answer
-from hopgraph.api import GraphRAG
+from hopgraph.api import GraphRAG, items_part
 from hopgraph.config import NO_LLM_HELP
 from hopgraph.errors import LLMError
 from hopgraph.records import Retrieval, cited_sources
@@ -158,8 +158,8 @@ def graph_routes(api: APIRouter, pool: GraphPool, graph_of: Any, write_wait: flo
     def add_documents(body: DocumentsRequest, service: Service) -> dict[str, Any]:
         """Ingest rows (the file format; bad rows are skipped and listed in `problems`); a
         stored document is replaced unless `append`."""
-        summary = _written(service, write_wait, lambda rag: rag.add(
-            body.rows, doc_id=body.doc_id, append=body.append))
+        part = items_part(body.rows, doc_id=body.doc_id, append=body.append)
+        summary = _busy(lambda: service.add(part, write_wait))  # with adds queued meanwhile
         return summary.as_dict()
 
     @api.delete("/documents/{doc_id:path}", tags=["documents"], dependencies=role("write"),
@@ -178,8 +178,13 @@ def _written(service: GraphService, wait: float, change: Callable[[GraphRAG], _T
     """`change` written, if the graph's other write (an upload's file, say) ends within
     `wait` seconds; else a 503 with Retry-After, and it is never written (the request's
     own thread gave up: nothing is left to write it after the reply)."""
+    return _busy(lambda: service.write(change, wait))
+
+
+def _busy(write: Callable[[], _T]) -> _T:
+    """`write()`, its `WriteBusy` a 503 with Retry-After."""
     try:
-        return service.write(change, wait)
+        return write()
     except WriteBusy as exc:
         raise HTTPError(503, f"{exc}; nothing was written", "send it again after "
                         "Retry-After seconds, or raise --write-wait (HOPGRAPH_WRITE_WAIT)",

@@ -4,7 +4,9 @@ Queries run concurrently, each on the retriever current when it started (its gra
 mirror and BM25 index are never changed in place). Writes run one at a time on a fork of the
 graph (`GraphRAG.fork`); when a write is done, its new retriever is built and then replaces
 the old one in a single assignment, so a query sees the graph before a write or after it,
-never half of it. Answers to repeated requests come from a cache that lives and dies with
+never half of it. Adds that arrive while a write runs queue up and are written together by
+the next one (group commit, `GraphService.add`): one lease round for all of them, each with
+its own outcome. Answers to repeated requests come from a cache that lives and dies with
 the retriever, so a write invalidates it.
 
 With a Milvus server, other processes write too: a follower thread looks at the graph's
@@ -18,6 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,8 +29,9 @@ from typing import Any, TypeVar
 from hopgraph.api import GraphRAG
 from hopgraph.config import DEFAULT_ANSWER_CACHE
 from hopgraph.identity import entity_id
+from hopgraph.ingest.sync import Part
 from hopgraph.llm import LLMClient
-from hopgraph.records import Retrieval, comparison_json, with_sources
+from hopgraph.records import IngestSummary, Retrieval, comparison_json, with_sources
 from hopgraph.retrieve import Retriever, registry
 from hopgraph.retrieve.query import Query
 from hopgraph.serve import subgraph
@@ -35,6 +39,17 @@ from hopgraph.store.keys import KeyStore
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
+GROUP_LIMIT = 32  # queued adds written together at most (one write, one lease round)
+
+
+@dataclass(eq=False)
+class _Queued:
+    """An add waiting for the write lock, and its outcome once a write took it."""
+
+    part: Part
+    done: threading.Event = field(default_factory=threading.Event)
+    summary: IngestSummary | None = None
+    error: BaseException | None = None
 
 
 class GraphService:
@@ -48,6 +63,8 @@ class GraphService:
         self.rag = rag
         self.llm = llm
         self._writes = threading.Lock()
+        self._queue: list[_Queued] = []  # adds waiting for a write (`add`)
+        self._queued = threading.Lock()  # guards `_queue`
         self.cache_size = cache_size
         self.cache = cache or CacheStats()  # of every version, for /metrics
         self.gone = False  # the graph was dropped by another process (seen by the follower)
@@ -160,6 +177,78 @@ class GraphService:
                 self._current = self._version()
         finally:
             self._writes.release()
+
+    def add(self, part: Part, wait: float | None = None) -> IngestSummary:
+        """Store `part` (`hopgraph.api.items_part`, `extracted_part`), in one write with the
+        other adds queued for this graph by then (group commit): whichever request gets the
+        write lock writes every queued add, each as if alone and in arrival order, and each
+        request gets its own summary or error. If the group's write fails, each of its adds
+        is written alone, so that only a bad one fails. With `wait`, give up after that many
+        seconds unless a write has taken the add by then: `WriteBusy`, and nothing of it is
+        written, then or later."""
+        queued = _Queued(part)
+        with self._queued:
+            self._queue.append(queued)
+        deadline = None if wait is None else time.monotonic() + wait
+        while not queued.done.is_set():
+            left = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+            if self._writes.acquire(timeout=left):
+                try:
+                    if not queued.done.is_set():
+                        self._write_queued()
+                finally:
+                    self._writes.release()
+                continue
+            with self._queued:
+                if queued in self._queue:  # no write has taken it: it never will
+                    self._queue.remove(queued)
+                    raise WriteBusy(f"graph {self.rag.store.graph!r} was busy with another "
+                                    f"write for {wait:g} s")
+            queued.done.wait()  # a write took it: its outcome comes
+        if queued.error is not None:
+            raise queued.error
+        assert queued.summary is not None, "a write sets one or the other"
+        return queued.summary
+
+    def _write_queued(self) -> None:
+        """Write the queued adds (at most GROUP_LIMIT) in one write; under the write lock."""
+        with self._queued:
+            group = self._queue[:GROUP_LIMIT]
+            del self._queue[:len(group)]
+        if not group:
+            return
+        try:
+            self.rag.fork()
+            done: list[IngestSummary] = []
+            try:
+                for queued, summary in zip(group, self.rag.add_parts([q.part for q in group],
+                                                                     done), strict=True):
+                    queued.summary = summary
+            except Exception as exc:
+                if len(group) == 1:
+                    group[0].error = exc
+                else:
+                    log.warning("a group of %d adds failed (%s); writing each alone",
+                                len(group), exc)
+                    for index, queued in enumerate(group):
+                        try:
+                            again = self.rag.add_parts([queued.part])[0]
+                        except Exception as alone:
+                            queued.error = alone
+                            continue
+                        # A part the group stored before the failure: this write only
+                        # completed it, so what it did is what the group's write said.
+                        queued.summary = done[index] if index < len(done) else again
+            finally:  # built before it replaces the old one (and its cache) at once
+                self._current = self._version()
+        except BaseException as exc:  # the new version failed to build: every add hears it
+            for queued in group:
+                if queued.summary is None and queued.error is None:
+                    queued.error = exc
+            raise
+        finally:
+            for queued in group:
+                queued.done.set()
 
     def drop(self) -> None:
         """Delete the graph (after any write of this process); the service is `gone`."""

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import BinaryIO
 
-from hopgraph.api import GraphRAG
+from hopgraph.api import GraphRAG, extracted_part
 from hopgraph.errors import HopgraphError, InputError
 from hopgraph.ingest import extract
 from hopgraph.ingest.containers import ZIP_SIGNATURE
@@ -44,6 +44,7 @@ from hopgraph.serve.service import GraphService
 
 log = logging.getLogger(__name__)
 _SNIFF = 8192  # bytes read to tell text from binary
+FILES_PER_WRITE = 16  # extracted files stored together in one write (group commit)
 
 __all__ = ["Incoming", "Stopped", "ingest_upload", "keep_files", "remove_dead_folders"]
 
@@ -98,13 +99,22 @@ def ingest_upload(job: Job, service: GraphService) -> None:
     ready = _extract_offline(job, plans, service.rag.settings.names) if chosen == "offline" \
         else {}
     job.set_stage("storing")
+    group: list[tuple[JobFile, extract.Extraction]] = []
     for entry in job.files:
         if entry.name not in plans:
             continue
         job.check_stop()
-        done = ready.get(entry.name) or _extract_llm(job, entry, plans[entry.name], service)
+        if entry.name in ready:  # extracted already: stored with others, in one write
+            group.append((entry, ready[entry.name]))
+            if len(group) == FILES_PER_WRITE:
+                _store_group(job, group, service)
+                group = []
+            continue
+        done = _extract_llm(job, entry, plans[entry.name], service)
         if done is not None:
             _store(job, entry, done, service)
+    if group:
+        _store_group(job, group, service)
     job.check_stop()  # asked during the last file: the job ends as asked
 
 
@@ -211,13 +221,53 @@ def _extract_llm(job: Job, entry: JobFile, plan: extract.Plan, service: GraphSer
     return done
 
 
+def _store_group(job: Job, group: list[tuple[JobFile, extract.Extraction]],
+                 service: GraphService) -> None:
+    """Store several files' records in one write (`GraphRAG.add_parts`), each file with its
+    own outcome; if that write fails, each file alone (`_store`), so that only a bad one
+    fails."""
+    if len(group) == 1:
+        _store(job, *group[0], service)
+        return
+    for entry, done in group:
+        job.file_running(entry, sum(len(report.records) for report in done.reports))
+
+    def write(rag: GraphRAG) -> list[IngestSummary]:
+        job.check_stop()  # asked while waiting for the write lock: nothing written yet
+        return rag.add_parts([extracted_part(done, job.append, _tracker(job, entry))
+                              for entry, done in group])
+
+    try:
+        summaries = service.write(write)
+    except Stopped:
+        raise
+    except Exception as exc:
+        log.warning("storing %d files in one write failed (%s); storing each alone",
+                    len(group), exc)
+        for entry, done in group:  # each file's problems come from its own write again
+            job.check_stop()
+            _store(job, entry, done, service)
+        return
+    for (entry, done), summary in zip(group, summaries, strict=True):
+        job.file_done(entry, _documents(done), [str(p) for p in summary.problems])
+
+
+def _tracker(job: Job, entry: JobFile) -> Tracker:
+    """Progress events of one file, told to the job under the file's name."""
+    return Tracker(lambda event: job.progress(entry, event), entry.name)
+
+
+def _documents(done: extract.Extraction) -> list[str]:
+    return sorted({r.doc_id for report in done.reports for r in report.records
+                   if r.doc_id is not None})
+
+
 def _store(job: Job, entry: JobFile, done: extract.Extraction, service: GraphService
            ) -> None:
     """Store one file's records in one write (a stop waits for its end)."""
-    documents = sorted({r.doc_id for report in done.reports for r in report.records
-                        if r.doc_id is not None})
+    documents = _documents(done)
     job.file_running(entry, sum(len(report.records) for report in done.reports))
-    progress = Tracker(lambda event: job.progress(entry, event), entry.name)
+    progress = _tracker(job, entry)
 
     def write(rag: GraphRAG) -> IngestSummary:
         job.check_stop()  # asked while waiting for the write lock: nothing written yet
