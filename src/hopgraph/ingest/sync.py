@@ -10,14 +10,18 @@ a later write completes or removes them.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+
+import numpy as np
 
 from hopgraph.embed import Embedder
+from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest import prune
-from hopgraph.ingest.batch import StoredDocsSeen
+from hopgraph.ingest.batch import StoredDocsSeen, collect
 from hopgraph.ingest.writer import Ingestor, Progress, Waiting
 from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, Removal
 from hopgraph.state import GraphState
@@ -51,7 +55,8 @@ def store_records(state: GraphState[Any], embedder: Embedder, records: Iterable[
     return store_parts(state, embedder, [part], waiting)[0]
 
 
-def store_parts(state: GraphState[Any], embedder: Embedder, parts: Sequence[Part],
+def store_parts(state: GraphState[Any], embedder: Embedder,
+                parts: Sequence[Part] | Callable[[], Sequence[Part]],
                 waiting: Waiting | None = None, done: list[IngestSummary] | None = None
                 ) -> list[IngestSummary]:
     """Several adds in one write (group commit): one lease round, one catch-up, one number
@@ -63,9 +68,24 @@ def store_parts(state: GraphState[Any], embedder: Embedder, parts: Sequence[Part
     group wrote stays, its documents unfinished, until a later write completes or removes
     them (`hopgraph.serve.service` then writes each part alone, so that only a bad one
     fails). `done`, if given, is appended each part's summary as the part is stored: after
-    a failure it says what the parts before the failing one did."""
+    a failure it says what the parts before the failing one did. `parts` may be a function
+    that gives them, called once the write holds the lease: a server takes the adds queued
+    by then, and more of them have come while the lease was taken."""
     started = time.perf_counter()
-    write = state.begin("ingest", waiting)
+    if callable(parts):
+        ahead = _Taken(parts, embedder, state)
+        try:
+            write = state.begin("ingest", waiting, ahead.start)
+        finally:
+            ahead.join()
+        try:
+            parts, embedder = ahead.result()
+        except BaseException as exc:
+            state.stop(write, str(exc) or type(exc).__name__)
+            raise
+    else:
+        embedder = _embedded_ahead(embedder, parts, state.version.graph)
+        write = state.begin("ingest", waiting)
     summaries: list[IngestSummary] = [] if done is None else done
     first = len(summaries)
     completed: set[str] = set()
@@ -87,12 +107,88 @@ def store_parts(state: GraphState[Any], embedder: Embedder, parts: Sequence[Part
     return ours
 
 
+class _Taken:
+    """The parts of a group, taken (`take`) once the write holds the lease and embedded
+    ahead on a thread of their own while the write catches up (its first read waits for
+    the server's time tick)."""
+
+    def __init__(self, take: Callable[[], Sequence[Part]], embedder: Embedder,
+                 state: GraphState[Any]) -> None:
+        self.take, self.embedder, self.state = take, embedder, state
+        self.thread: threading.Thread | None = None
+        self.parts: Sequence[Part] = ()
+        self.ready: Embedder = embedder
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        self.thread = threading.Thread(target=self._run, name="hopgraph-group", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.parts = self.take()
+            self.ready = _embedded_ahead(self.embedder, self.parts, self.state.version.graph)
+        except BaseException as exc:  # given to the writing thread (`result`)
+            self.error = exc
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
+
+    def result(self) -> tuple[Sequence[Part], Embedder]:
+        if self.error is not None:
+            raise self.error
+        if self.thread is None:  # the lease was never taken: begin raised
+            raise RuntimeError("the group was not taken")
+        return self.parts, self.ready
+
+
+class _Ahead:
+    """An embedder that answers from texts embedded ahead, in one batch, and embeds the
+    rest as the embedder it wraps (`_embedded_ahead`)."""
+
+    def __init__(self, inner: Embedder, vectors: dict[str, np.ndarray]) -> None:
+        self.inner, self.vectors = inner, vectors
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        if missing:
+            self.vectors.update(zip(missing, self.inner.embed(missing), strict=True))
+        return np.vstack([self.vectors[t] for t in texts]) if texts else (
+            np.zeros((0, self.dim), dtype=np.float32))
+
+
+def _embedded_ahead(embedder: Embedder, parts: Sequence[Part], graph: KnowledgeGraph
+                    ) -> Embedder:
+    """The texts a group's parts will likely embed (those of passages, entities and
+    relations the current graph does not hold), embedded in one batch before the write
+    takes the lease: many small adds make one model call, not three each, and the lease is
+    held for less time. The write still decides what is new; a text it does not need was
+    embedded for nothing (a part that repeats stored rows the graph has not seen yet)."""
+    if len(parts) < 2 or not all(isinstance(part.records, list) for part in parts):
+        return embedder  # one add embeds in one batch anyway; a stream is read once
+    texts: dict[str, None] = {}
+    for part in parts:
+        batch = collect(cast(list[PassageRecord], part.records), IngestSummary())
+        texts.update(dict.fromkeys(record.text for pid, record in batch.passages.items()
+                                   if pid not in graph.passage_index))
+        texts.update(dict.fromkeys(name for eid, name in batch.entity_names.items()
+                                   if eid not in graph.entity_index))
+        texts.update(dict.fromkeys(text for rid, (_, _, text) in batch.relations.items()
+                                   if rid not in graph.relation_index))
+    wanted = list(texts)
+    vectors = embedder.embed(wanted) if wanted else np.zeros((0, embedder.dim), np.float32)
+    return _Ahead(embedder, dict(zip(wanted, vectors, strict=True)))
+
+
 def _store_part(state: GraphState[Any], embedder: Embedder, part: Part, write: Write
                 ) -> tuple[IngestSummary, set[str], set[str]]:
     """One part of a write: its summary, the documents it held back from pruning, and
     those it completed."""
     ingestor = Ingestor(state.store, write.graph, embedder,
-                        vector_sink=state.vector_sink(write), touch=write.touch)
+                        vector_sink=state.vector_sink(write), touch=write.touch,
+                        stored_texts=write.texts.update)
     stored_before = ingestor.stored_docs
     summary = ingestor.ingest(part.records, part.progress, total=part.total)
     held: list[Problem] = []

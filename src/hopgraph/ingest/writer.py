@@ -51,7 +51,8 @@ class Ingestor:
     def __init__(self, store: MilvusStore, graph: KnowledgeGraph, embedder: Embedder,
                  chunk_passages: int | None = None,
                  vector_sink: VectorSink | None = None,
-                 touch: Touch | None = None) -> None:
+                 touch: Touch | None = None,
+                 stored_texts: Callable[[dict[str, str]], None] | None = None) -> None:
         self.store = store
         self.graph = graph
         self.embedder = embedder
@@ -61,6 +62,9 @@ class Ingestor:
         # Told before every change which rows of which documents it touches (the change
         # log, `store.writes`): an ingest that finds everything stored writes nothing.
         self.touch = touch or (lambda kind, ids, docs: None)
+        # Told the texts of the passages written (added or rewritten), after writing them:
+        # the write's lexicon then need not read them back from Milvus.
+        self.stored_texts = stored_texts or (lambda texts: None)
         self.stored_docs = frozenset(graph.documents())
         self.seen = StoredDocsSeen()
         self.written_docs: set[str] = set()  # every document the records name
@@ -105,7 +109,7 @@ class Ingestor:
         entities and relations the graph does not know but Milvus holds (another process
         may have written them). With a server the three reads go at once: each strong read
         waits for the server's time tick (~200 ms on Milvus 2.3)."""
-        store, strong = self.store, self.store.strong_now
+        store, setting = self.store, self.store.reads_now()
         passages = [pid for pid in batch.passages if pid not in run.passages]
         entities = [e for e in batch.entity_names
                     if e not in run.entities and e not in self.graph.entity_index]
@@ -113,9 +117,9 @@ class Ingestor:
                      if r not in run.relations and r not in self.graph.relation_index]
         reads: list[Callable[[], list[dict[str, Any]]]] = [
             lambda: store.get(store.passages, passages, ["id", "text", "metadata"],
-                              strong=strong),
-            lambda: store.get(store.entities, entities, ["id"], strong=strong),
-            lambda: store.get(store.relations, relations, ["id"], strong=strong)]
+                              reads=setting),
+            lambda: store.get(store.entities, entities, ["id"], reads=setting),
+            lambda: store.get(store.relations, relations, ["id"], reads=setting)]
         if store.is_local:
             rows = [read() for read in reads]
         else:
@@ -142,6 +146,7 @@ class Ingestor:
         ))
         for pid in new:
             self.graph.add_passage(pid, batch.docs[pid])
+        self.stored_texts({pid: batch.passages[pid].text for pid in new})
         if self.vector_sink and new:
             self.vector_sink("passages", vectors)
         run.passages.update(new)
@@ -162,6 +167,7 @@ class Ingestor:
             {"id": pid, "text": batch.passages[pid].text, "vector": vectors[pid],
              "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
             for pid in changed if pid in vectors))
+        self.stored_texts({pid: batch.passages[pid].text for pid in changed if pid in vectors})
 
     def _store_entities(self, batch: Batch, summary: IngestSummary, run: AddedIds,
                         stored: set[str]) -> None:

@@ -63,12 +63,15 @@ class GraphService:
         self.rag = rag
         self.llm = llm
         self._writes = threading.Lock()
+        self._ended = threading.Condition()  # told when `_writes` is released (`_release`)
         self._queue: list[_Queued] = []  # adds waiting for a write (`add`)
         self._queued = threading.Lock()  # guards `_queue`
         self.cache_size = cache_size
         self.cache = cache or CacheStats()  # of every version, for /metrics
         self.gone = False  # the graph was dropped by another process (seen by the follower)
         self._current = self._version()  # built now: queries start warm
+        if getattr(rag.embedder, "runtime", None) is not None:  # a local model: loaded now,
+            rag.embedder.embed(["hopgraph"])  # not by the first request (a remote one waits)
         self._stop = threading.Event()
         self._follower: threading.Thread | None = None
         seconds = rag.follow_seconds if follow_seconds is None else follow_seconds
@@ -85,7 +88,7 @@ class GraphService:
     def _follow(self, seconds: float) -> None:
         while not self._stop.wait(seconds):
             try:
-                self.follow()
+                self.follow(busy=False)
             except Exception as exc:  # keep following; say why once per failure
                 if self._dropped():
                     log.warning("graph %s was dropped by another process",
@@ -100,13 +103,20 @@ class GraphService:
         except Exception:  # Milvus unreachable: not known to be gone
             return False
 
-    def follow(self) -> bool:
-        """Apply other processes' writes now; returns whether a new version was swapped in."""
-        with self._writes:
+    def follow(self, busy: bool = True) -> bool:
+        """Apply other processes' writes now; returns whether a new version was swapped in.
+        Not `busy`: not while a write of this service runs (the follower thread: that write
+        catches up with the others itself, and a look would hold up the adds queued behind
+        it); the next look comes."""
+        if not self._writes.acquire(blocking=busy):
+            return False
+        try:
             changed = self.rag.follow(now=True)
             if changed:
                 self._current = self._version()
             return changed
+        finally:
+            self._release()
 
     def close(self) -> None:
         """Stop following the change log."""
@@ -176,7 +186,14 @@ class GraphService:
             finally:  # built before it replaces the old one (and its cache) at once
                 self._current = self._version()
         finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Release the write lock and wake the adds waiting for a write to end (theirs may
+        be done, or they may write next)."""
+        with self._ended:
             self._writes.release()
+            self._ended.notify_all()
 
     def add(self, part: Part, wait: float | None = None) -> IngestSummary:
         """Store `part` (`hopgraph.api.items_part`, `extracted_part`), in one write with the
@@ -191,13 +208,20 @@ class GraphService:
             self._queue.append(queued)
         deadline = None if wait is None else time.monotonic() + wait
         while not queued.done.is_set():
-            left = -1.0 if deadline is None else max(0.0, deadline - time.monotonic())
-            if self._writes.acquire(timeout=left):
+            if self._writes.acquire(blocking=False):
                 try:
                     if not queued.done.is_set():
                         self._write_queued()
                 finally:
-                    self._writes.release()
+                    self._release()
+                continue
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is None or left > 0:
+                # A write runs: wait for it to end (ours may be in it), not for the lock, so
+                # that the adds of its group return at once and queue their next.
+                with self._ended:
+                    if not queued.done.is_set() and self._writes.locked():
+                        self._ended.wait(left)
                 continue
             with self._queued:
                 if queued in self._queue:  # no write has taken it: it never will
@@ -211,21 +235,29 @@ class GraphService:
         return queued.summary
 
     def _write_queued(self) -> None:
-        """Write the queued adds (at most GROUP_LIMIT) in one write; under the write lock."""
-        with self._queued:
-            group = self._queue[:GROUP_LIMIT]
-            del self._queue[:len(group)]
-        if not group:
-            return
+        """Write the queued adds (at most GROUP_LIMIT) in one write; under the write lock.
+        The group is taken from the queue once the write holds the graph's writer lease:
+        the adds that came meanwhile join it."""
+        group: list[_Queued] = []
+
+        def take() -> list[Part]:
+            with self._queued:
+                group.extend(self._queue[:GROUP_LIMIT])
+                del self._queue[:len(group)]
+            return [queued.part for queued in group]
+
         try:
             self.rag.fork()
             done: list[IngestSummary] = []
             try:
-                for queued, summary in zip(group, self.rag.add_parts([q.part for q in group],
-                                                                     done), strict=True):
+                for queued, summary in zip(group, self.rag.add_parts(take, done), strict=True):
                     queued.summary = summary
             except Exception as exc:
-                if len(group) == 1:
+                if not group:  # failed before taking any (the lease): the queued fail with it
+                    take()
+                    for queued in group:
+                        queued.error = exc
+                elif len(group) == 1:
                     group[0].error = exc
                 else:
                     log.warning("a group of %d adds failed (%s); writing each alone",
@@ -252,9 +284,12 @@ class GraphService:
 
     def drop(self) -> None:
         """Delete the graph (after any write of this process); the service is `gone`."""
-        with self._writes:
+        self._writes.acquire()
+        try:
             self.rag.drop()
             self.gone = True
+        finally:
+            self._release()
         self.close()
 
 

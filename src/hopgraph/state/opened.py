@@ -285,16 +285,16 @@ class GraphState(Generic[R]):
 
     # --- writes ----------------------------------------------------------------------------
 
-    def begin(self, doing: str = "write",
-              waiting: Callable[[str], None] | None = None) -> Write:
-        """Start a write: take the writer lease (`waiting` is told whom we wait for), close
-        a dead writer's write, catch up, load the collections, and give the write its
-        graph: a copy of the version's if anything was built on it (or `fork` asked), else
-        the version's own. Rows change only after `Write.touch`."""
+    def begin(self, doing: str = "write", waiting: Callable[[str], None] | None = None,
+              leased: Callable[[], None] | None = None) -> Write:
+        """Start a write: take the writer lease (`waiting` is told whom we wait for; then
+        `leased` is called), close a dead writer's write, catch up, load the collections,
+        and give the write its graph: a copy of the version's if anything was built on it
+        (or `fork` asked), else the version's own. Rows change only after `Write.touch`."""
         if not self.retrievers.carries:
             self._join_saved_texts()  # before the write: it drops those it touches
         session = WriteSession(self.store, doing)
-        closed = session.start(waiting)
+        closed = session.start(waiting, leased)
         try:
             if session.quiet and self.applied == (closed, CLOSED):
                 self._open = {}  # nothing after our last look
@@ -368,6 +368,7 @@ class GraphState(Generic[R]):
         self.retrievers.touched(write.touched)
         self.version = advance(self.version, Changes(
             (closed, CLOSED), write.graph, "written", write.touched,
+            texts={pid: write.texts[pid] for pid in write.touched if pid in write.texts},
             unfinished=unfinished_of(self._meta, self._open)))
         self._save_snapshot(write.graph, closed)
         self.vectors.index(sizes(write.graph))  # after the write: its rows join the indexes

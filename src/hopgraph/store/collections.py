@@ -11,6 +11,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,46 @@ _SCORED = 4096  # ids per search of `scores`
 # writer lease (`strong_reads`) are read Strong.
 _READS = "Session"
 _STRONG = "Strong"
+_AT = "Customized"  # a read at a given timestamp (`LeaseReads`)
+
+
+@dataclass
+class LeaseReads:
+    """Reads under the writer lease, made cheaper: the lease holder takes a timestamp from
+    the server's oracle once it holds the lease (`at`), later than every write of the
+    holders before it (they wrote before releasing; we saw the release, then asked). No one
+    else writes while we hold it, so a row this write has not written reads the same at
+    `at` as at any later time, and such a read waits for the server's time tick once, not
+    each time as a Strong read does (benchmarks/RESULTS.md, "Many small writes"). Rows this
+    write has written (`written`, by collection; None: any row, after a delete by filter)
+    are read Strong, so the write sees its own changes."""
+
+    at: int
+    written: dict[str, set[str] | None] = field(default_factory=dict)
+
+    def note(self, collection: str, ids: Iterable[str] | None) -> None:
+        """Rows of `collection` this write wrote (None: unknown which)."""
+        if ids is None:
+            self.written[collection] = None
+            return
+        known = self.written.setdefault(collection, set())
+        if known is not None:
+            known.update(ids)
+
+    def unchanged(self, collection: str, ids: Sequence[str] | None) -> bool:
+        """Whether a read at `at` sees these rows (None: any) as they are now."""
+        if collection not in self.written:
+            return True
+        known = self.written[collection]
+        return known is not None and ids is not None and known.isdisjoint(ids)
+
+
+@dataclass(frozen=True)
+class Reads:
+    """A thread's read setting, handed to the threads that read for it (`reads_now`)."""
+
+    strong: bool
+    lease: LeaseReads | None = None
 
 
 class Collections:
@@ -51,6 +92,31 @@ class Collections:
     def _reads(self) -> str:
         return _STRONG if self.strong_now else _READS
 
+    def reads_now(self) -> Reads:
+        """This thread's read setting, for reads other threads make for it (`get`)."""
+        return Reads(self.strong_now, getattr(self._strong, "lease", None))
+
+    def _level(self, collection: str, ids: Sequence[str] | None, reads: Reads
+               ) -> dict[str, Any]:
+        """The consistency arguments of a read: Session, Strong, or at the lease's
+        timestamp when the write has not written those rows (`LeaseReads`)."""
+        if not reads.strong:
+            return {"consistency_level": _READS}
+        if reads.lease is not None and reads.lease.unchanged(collection, ids):
+            return {"consistency_level": _AT, "guarantee_timestamp": reads.lease.at}
+        return {"consistency_level": _STRONG}
+
+    def timestamp(self) -> int | None:
+        """A timestamp from the server's oracle: later than every write acknowledged before
+        the call (None when the server cannot give one)."""
+        try:
+            stamp = self._client._get_connection().alloc_timestamp()
+        except Exception as exc:  # an old server, or a client without the call: read Strong
+            log.debug("no timestamp from the server (%s); reads under the lease are Strong",
+                      exc)
+            return None
+        return int(stamp) or None
+
     @property
     def strong_now(self) -> bool:
         """Whether this thread's reads are strong (`strong_reads`): what reads made for it
@@ -58,16 +124,18 @@ class Collections:
         return bool(getattr(self._strong, "on", False))
 
     @contextmanager
-    def strong_reads(self) -> Iterator[None]:
+    def strong_reads(self, at: int | None = None) -> Iterator[None]:
         """Within: this thread's reads see every write acknowledged before them, by any
         process (a writer must plan on the current rows, not on its own session's view).
-        Other threads (a server's queries) keep the faster session reads."""
-        before = getattr(self._strong, "on", False)
+        Other threads (a server's queries) keep the faster session reads. `at`: a
+        timestamp taken under the writer lease (`LeaseReads`), for cheaper reads."""
+        before = getattr(self._strong, "on", False), getattr(self._strong, "lease", None)
         self._strong.on = True
+        self._strong.lease = None if at is None else LeaseReads(at)
         try:
             yield
         finally:
-            self._strong.on = before
+            self._strong.on, self._strong.lease = before
 
     @contextmanager
     def _failures(self, what: str) -> Iterator[None]:
@@ -101,11 +169,13 @@ class Collections:
         return {row["id"] for row in self.get(collection, ids, ["id"])}
 
     def get(self, collection: str, ids: Sequence[str], fields: list[str],
-            strong: bool = False) -> list[dict[str, Any]]:
+            strong: bool = False, reads: Reads | None = None) -> list[dict[str, Any]]:
         """Rows by id (in no particular order), with the given fields; `strong`: seeing
-        every acknowledged write, whatever this thread's setting (`strong_reads`)."""
+        every acknowledged write, whatever this thread's setting (`strong_reads`); `reads`:
+        another thread's setting (`reads_now`), for a read made for it."""
         rows: list[dict[str, Any]] = []
-        level = _STRONG if strong else self._reads
+        reads = reads or self.reads_now()
+        level = self._level(collection, ids, Reads(strong or reads.strong, reads.lease))
         if ids:
             self.ensure_loaded(collection)
         with self._failures(f"reading rows of {collection}"):
@@ -113,8 +183,7 @@ class Collections:
                 rows.extend(
                     dict(row) for row in
                     self._client.get(collection, ids=list(ids[start : start + _BATCH]),
-                                     output_fields=fields, consistency_level=level,
-                                     strict_float32=True)
+                                     output_fields=fields, strict_float32=True, **level)
                 )
         return rows
 
@@ -136,9 +205,10 @@ class Collections:
         reads are (`strong_reads`)."""
         self.ensure_loaded(collection)
         with self._failures(f"reading {collection}"):
+            reads = self.reads_now()
             return [dict(row) for row in self._client.query(
                 collection, filter=condition, output_fields=fields, limit=limit,
-                consistency_level=_STRONG if strong else self._reads)]
+                **self._level(collection, None, Reads(strong or reads.strong, reads.lease)))]
 
     def ids_where(self, collection: str, condition: str) -> list[str]:
         """The ids of every row `condition` (a filter expression) selects, paged
@@ -237,6 +307,7 @@ class Collections:
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete rows by id."""
+        self._written(collection, ids)
         self.ensure_loaded(collection)
         with self._failures(f"deleting from {collection}"):
             for start in range(0, len(ids), _BATCH):
@@ -244,22 +315,34 @@ class Collections:
 
     def delete_where(self, collection: str, condition: str) -> None:
         """Delete the rows matching a filter expression."""
+        self._written(collection, None)
         self.ensure_loaded(collection)
         with self._failures(f"deleting from {collection}"):
             self._client.delete(collection, filter=condition)
 
+    def _written(self, collection: str, ids: Iterable[str] | None) -> None:
+        """Note rows this thread's write changes (`LeaseReads`), before changing them."""
+        lease: LeaseReads | None = getattr(self._strong, "lease", None)
+        if lease is not None:
+            lease.note(collection, ids)
+
     def _write(self, collection: str, rows: Iterable[dict[str, Any]], op: Any) -> int:
         batch: list[dict[str, Any]] = []
         total = 0
+
+        def send() -> None:
+            self._written(collection, [str(row["id"]) for row in batch])
+            op(collection, batch)
+
         with self._failures(f"writing to {collection}"):
             for row in rows:
                 batch.append(row)
                 if len(batch) >= _BATCH:
-                    op(collection, batch)
+                    send()
                     total += len(batch)
                     batch = []
             if batch:
-                op(collection, batch)
+                send()
                 total += len(batch)
         return total
 

@@ -66,11 +66,12 @@ def absorb(store: MilvusStore, graph: KnowledgeGraph, parts: list[Part],
             ids["entities"].update((graph.entity_ids[int(graph.subjects[index])],
                                     graph.entity_ids[int(graph.objects[index])]))
     store.ensure_all_loaded()
+    setting = store.reads_now()  # under the lease: its timestamp (`LeaseReads`)
 
     def fetch(kind: str) -> dict[str, dict[str, Any]]:
         fields = _FIELDS[kind] + (["vector"] if with_vectors else [])
         return {row["id"]: row for row in store.get(getattr(store, kind), sorted(ids[kind]),
-                                                    fields, strong=True)}
+                                                    fields, strong=True, reads=setting)}
 
     # Each strong read waits for the server's next time tick (~200 ms on Milvus 2.3): the
     # three kinds are read at once.

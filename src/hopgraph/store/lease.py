@@ -5,7 +5,9 @@ the graph's `writers` collection, always read strong (a read sees every write ac
 before it). A process that wants to write
 
 1. claims a row (its holder id) marked `choosing`;
-2. reads every live claim and takes a ticket one above the highest;
+2. takes a ticket above every ticket drawn before it: a timestamp from the server's
+   oracle, which only grows (no read, so no wait for the server's time tick), or, where
+   there is none, one above the highest live claim's;
 3. writes its ticket, no longer choosing;
 4. waits while another live claim is choosing, or holds a lower (ticket, holder) pair.
 
@@ -95,8 +97,7 @@ class WriterLease:
         who = f"{socket.gethostname()} pid {os.getpid()}: {doing}"
         self._lost = None
         self._put(Claim(self.holder, 0, True, self._expiry(), who))
-        others = self._others()
-        ticket = 1 + max((c.ticket for c in others), default=0)
+        ticket = self._ticket()
         self._put(Claim(self.holder, ticket, False, self._expiry(), who))
         self._start_heartbeat()
         deadline = time.monotonic() + wait
@@ -120,6 +121,20 @@ class WriterLease:
         except BaseException:
             self.release()
             raise
+
+    def _ticket(self) -> int:
+        """Our ticket, drawn after our `choosing` claim was written (step 2).
+
+        A timestamp from the server's oracle is above every ticket drawn before it, from the
+        oracle or as one above the claims then seen (those were timestamps, or numbers above
+        them). So a process that looks at our claim after we drew finds us choosing or
+        holding a lower ticket, as the bakery needs, and one that starts choosing after our
+        look draws a higher one. On Milvus Lite, or a server that gives no timestamp: one
+        above the highest live claim (one Strong read)."""
+        stamp = None if self.single_process else self.store.timestamp()
+        if stamp:
+            return stamp
+        return 1 + max((c.ticket for c in self._others()), default=0)
 
     def release(self) -> None:
         """Give the lease back (delete our claim); safe to call twice."""
