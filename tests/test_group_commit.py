@@ -4,7 +4,9 @@ its own outcome, and a bad one fails alone."""
 
 from __future__ import annotations
 
+import io
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +16,9 @@ import pytest
 from hopgraph import GraphRAG
 from hopgraph.api import items_part
 from hopgraph.ingest import sync
+from hopgraph.serve.jobs import Job, owner_of
 from hopgraph.serve.service import GraphService, WriteBusy
+from hopgraph.serve.uploads import Incoming, ingest_upload, keep_files
 
 
 def doc(k: int, word: str = "Basel") -> list[dict[str, Any]]:
@@ -180,4 +184,20 @@ def test_an_add_that_waits_too_long_is_never_written(open_graph: Callable[..., G
     assert service._queue == []
     service.add(items_part(doc(2)))
     assert set(service.documents()) == {"d2"}
+    service.close()
+
+
+def test_an_upload_stores_its_files_in_one_write(open_graph: Callable[..., GraphRAG],
+                                                 writes: list[int], tmp_path: Any) -> None:
+    service = GraphService(open_graph("upload"))
+    texts = {f"note{k}.txt": f"Scholar {k} studied under Johann Bernoulli in Basel.\n".encode()
+             for k in range(3)}
+    files = [Incoming(name, len(data), io.BytesIO(data)) for name, data in texts.items()]
+    job = Job("0a", service.rag.name, keep_files(tmp_path / "1", files), "offline", False,
+              tmp_path / "1", owner_of("n"), time.time())
+    writes.clear()
+    ingest_upload(job, service)
+    assert writes == [3]
+    assert [f.state for f in job.files] == ["done"] * 3
+    assert set(service.documents()) == set(texts)
     service.close()

@@ -548,7 +548,11 @@ def test_a_server_killed_mid_job_leaves_it_interrupted_and_a_rerun_completes_it(
     base = _serve(uri, killable)
     view = web.get(f"{base}/jobs/{job['id']}").json()
     assert view["state"] == "interrupted" and "stopped before the job ended" in view["error"]
-    assert [f["state"] for f in view["files"]] == ["done", "failed", "skipped"]
+    # The three files are one write (group commit), which the kill cut short: none is done.
+    # A file is "failed" (cut short) or, when the job's record (saved once a second at most)
+    # had not yet seen it start, "skipped".
+    states = [f["state"] for f in view["files"]]
+    assert set(states[:2]) <= {"failed", "skipped"} and states[2] == "skipped", view["files"]
     assert not list((cache_dir() / "uploads").glob(f"{HOST}-{killable[0].pid}-*"))
     again = upload(web, files, f"{base}/uploads").json()
     with web.stream("GET", f"{base}/jobs/{again['id']}/events", timeout=300) as stream:

@@ -174,15 +174,18 @@ class GraphRAG:
                                   tracked(progress), total, append, self.waiting)
 
     def add_parts(self, parts: Sequence[sync.Part] | Callable[[], Sequence[sync.Part]],
-                  done: list[IngestSummary] | None = None) -> list[IngestSummary]:
+                  done: list[IngestSummary] | None = None,
+                  until: Callable[[], bool] | None = None) -> list[IngestSummary]:
         """Several independent adds in one write (group commit: one lease round, one catch-up,
         one change-log number), each stored as if alone, in order, with its own summary.
         Make the parts with `items_part` or `extracted_part`. If any part fails, the write
         stops there as a failed `add` does (its documents unfinished until written again):
         write the parts alone then to learn which one fails. `done`, if given, gets each
         part's summary as it is stored (after a failure: those of the parts before it).
-        `parts` may be a function giving them, called once the write holds the lease."""
-        return sync.store_parts(self.state, self.embedder, parts, self.waiting, done)
+        `parts` may be a function giving them, called once the write holds the lease.
+        `until`, asked before each part: when true, the rest are left out (the summaries
+        returned are those of the parts written)."""
+        return sync.store_parts(self.state, self.embedder, parts, self.waiting, done, until)
 
     def add_files(self, paths: Iterable[str | Path], progress: OnProgress | None = None,
                   append: bool = False, extractor: str = "auto",

@@ -57,8 +57,8 @@ def store_records(state: GraphState[Any], embedder: Embedder, records: Iterable[
 
 def store_parts(state: GraphState[Any], embedder: Embedder,
                 parts: Sequence[Part] | Callable[[], Sequence[Part]],
-                waiting: Waiting | None = None, done: list[IngestSummary] | None = None
-                ) -> list[IngestSummary]:
+                waiting: Waiting | None = None, done: list[IngestSummary] | None = None,
+                until: Callable[[], bool] | None = None) -> list[IngestSummary]:
     """Several adds in one write (group commit): one lease round, one catch-up, one number
     in the change log, one meta update, one new version. Each part is stored as
     `store_records` would store it alone, in order, on the graph the parts before it left,
@@ -70,7 +70,9 @@ def store_parts(state: GraphState[Any], embedder: Embedder,
     fails). `done`, if given, is appended each part's summary as the part is stored: after
     a failure it says what the parts before the failing one did. `parts` may be a function
     that gives them, called once the write holds the lease: a server takes the adds queued
-    by then, and more of them have come while the lease was taken."""
+    by then, and more of them have come while the lease was taken. `until`, asked before
+    each part: when true, the parts left are not written (the write ends with those
+    before; fewer summaries come back): an upload job's stop between two files."""
     started = time.perf_counter()
     if callable(parts):
         ahead = _Taken(parts, embedder, state)
@@ -91,6 +93,8 @@ def store_parts(state: GraphState[Any], embedder: Embedder,
     completed: set[str] = set()
     try:
         for part in parts:
+            if until is not None and until():
+                break
             summary, held, whole = _store_part(state, embedder, part, write)
             summary.include(part.reports)
             summary.seconds = time.perf_counter() - started

@@ -229,13 +229,21 @@ def _store_group(job: Job, group: list[tuple[JobFile, extract.Extraction]],
     if len(group) == 1:
         _store(job, *group[0], service)
         return
-    for entry, done in group:
+    coming = iter(group)
+
+    def stopped() -> bool:
+        """Asked before each file's part: a stop leaves the rest queued; else the next
+        file is running."""
+        if job.stop_as is not None:
+            return True
+        entry, done = next(coming)
         job.file_running(entry, sum(len(report.records) for report in done.reports))
+        return False
 
     def write(rag: GraphRAG) -> list[IngestSummary]:
         job.check_stop()  # asked while waiting for the write lock: nothing written yet
         return rag.add_parts([extracted_part(done, job.append, _tracker(job, entry))
-                              for entry, done in group])
+                              for entry, done in group], until=stopped)
 
     try:
         summaries = service.write(write)
@@ -248,8 +256,9 @@ def _store_group(job: Job, group: list[tuple[JobFile, extract.Extraction]],
             job.check_stop()
             _store(job, entry, done, service)
         return
-    for (entry, done), summary in zip(group, summaries, strict=True):
+    for (entry, done), summary in zip(group, summaries, strict=False):  # fewer: stopped
         job.file_done(entry, _documents(done), [str(p) for p in summary.problems])
+    job.check_stop()  # the files after a stop stay queued
 
 
 def _tracker(job: Job, entry: JobFile) -> Tracker:
