@@ -27,6 +27,8 @@ from hopgraph.records import IngestSummary, LoadReport, PassageRecord, Problem, 
 from hopgraph.state import GraphState
 from hopgraph.store.writes import Write
 
+AHEAD_TEXTS = 2_000  # texts a group embeds in one call at most (`_embedded_ahead`)
+
 
 @dataclass
 class Part:
@@ -67,8 +69,9 @@ def store_parts(state: GraphState[Any], embedder: Embedder,
     If any part raises, the write stops there, as a failed `store_records` does: what the
     group wrote stays, its documents unfinished, until a later write completes or removes
     them (`hopgraph.serve.service` then writes each part alone, so that only a bad one
-    fails). `done`, if given, is appended each part's summary as the part is stored: after
-    a failure it says what the parts before the failing one did. `parts` may be a function
+    fails). `done`, if given, is the (empty) list the summaries are appended to as the
+    parts are stored, and returned: after a failure it says what the parts before the
+    failing one did. `parts` may be a function
     that gives them, called once the write holds the lease: a server takes the adds queued
     by then, and more of them have come while the lease was taken. `until`, asked before
     each part: when true, the parts left are not written (the write ends with those
@@ -78,9 +81,11 @@ def store_parts(state: GraphState[Any], embedder: Embedder,
         ahead = _Taken(parts, embedder, state)
         try:
             write = state.begin("ingest", waiting, ahead.start)
-        finally:
+        except BaseException:
             ahead.join()
+            raise
         try:
+            ahead.join()
             parts, embedder = ahead.result()
         except BaseException as exc:
             state.stop(write, str(exc) or type(exc).__name__)
@@ -89,26 +94,23 @@ def store_parts(state: GraphState[Any], embedder: Embedder,
         embedder = _embedded_ahead(embedder, parts, state.version.graph)
         write = state.begin("ingest", waiting)
     summaries: list[IngestSummary] = [] if done is None else done
-    first = len(summaries)
     completed: set[str] = set()
     try:
         for part in parts:
             if until is not None and until():
                 break
-            summary, held, whole = _store_part(state, embedder, part, write)
+            summary, whole = _store_part(state, embedder, part, write)
             summary.include(part.reports)
-            summary.seconds = time.perf_counter() - started
             summaries.append(summary)
-            completed = (completed - held) | whole
+            completed |= whole  # as separate adds: a later part's hold undoes nothing
         _close_unfinished(state, write, completed)
     except BaseException as exc:
         state.stop(write, str(exc) or type(exc).__name__)
         raise
     state.finish(write, completed)
-    ours = summaries[first:]
-    for summary in ours:
+    for summary in summaries:
         summary.seconds = time.perf_counter() - started
-    return ours
+    return summaries
 
 
 class _Taken:
@@ -142,8 +144,6 @@ class _Taken:
     def result(self) -> tuple[Sequence[Part], Embedder]:
         if self.error is not None:
             raise self.error
-        if self.thread is None:  # the lease was never taken: begin raised
-            raise RuntimeError("the group was not taken")
         return self.parts, self.ready
 
 
@@ -166,10 +166,11 @@ class _Ahead:
 def _embedded_ahead(embedder: Embedder, parts: Sequence[Part], graph: KnowledgeGraph
                     ) -> Embedder:
     """The texts a group's parts will likely embed (those of passages, entities and
-    relations the current graph does not hold), embedded in one batch before the write
-    takes the lease: many small adds make one model call, not three each, and the lease is
-    held for less time. The write still decides what is new; a text it does not need was
-    embedded for nothing (a part that repeats stored rows the graph has not seen yet)."""
+    relations the current graph does not hold), embedded in one batch: many small adds make
+    one model call, not three each. The write still decides what is new; a text it does
+    not need was embedded for nothing (a part that repeats stored rows the graph has not
+    seen yet). Only for groups of at most AHEAD_TEXTS texts: a big group (an upload's
+    files) embeds part by part, its memory following the chunk as one add's does."""
     if len(parts) < 2 or not all(isinstance(part.records, list) for part in parts):
         return embedder  # one add embeds in one batch anyway; a stream is read once
     texts: dict[str, None] = {}
@@ -182,14 +183,15 @@ def _embedded_ahead(embedder: Embedder, parts: Sequence[Part], graph: KnowledgeG
         texts.update(dict.fromkeys(text for rid, (_, _, text) in batch.relations.items()
                                    if rid not in graph.relation_index))
     wanted = list(texts)
-    vectors = embedder.embed(wanted) if wanted else np.zeros((0, embedder.dim), np.float32)
+    if not wanted or len(wanted) > AHEAD_TEXTS:
+        return embedder
+    vectors = embedder.embed(wanted)
     return _Ahead(embedder, dict(zip(wanted, vectors, strict=True)))
 
 
 def _store_part(state: GraphState[Any], embedder: Embedder, part: Part, write: Write
-                ) -> tuple[IngestSummary, set[str], set[str]]:
-    """One part of a write: its summary, the documents it held back from pruning, and
-    those it completed."""
+                ) -> tuple[IngestSummary, set[str]]:
+    """One part of a write: its summary and the documents it completed."""
     ingestor = Ingestor(state.store, write.graph, embedder,
                         vector_sink=state.vector_sink(write), touch=write.touch,
                         stored_texts=write.texts.update)
@@ -214,8 +216,7 @@ def _store_part(state: GraphState[Any], embedder: Embedder, part: Part, write: W
     summary.documents_added = len(named - stored_before)
     summary.documents_replaced = len(named & stored_before & changed)
     summary.documents_unchanged = len((named & stored_before) - changed)
-    kept_back = {p.where for p in held}
-    return summary, kept_back, (named - kept_back) | set(retired)
+    return summary, (named - {p.where for p in held}) | set(retired)
 
 
 def delete_documents(state: GraphState[Any], doc_ids: list[str],

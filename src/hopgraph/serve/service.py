@@ -237,7 +237,8 @@ class GraphService:
     def _write_queued(self) -> None:
         """Write the queued adds (at most GROUP_LIMIT) in one write; under the write lock.
         The group is taken from the queue once the write holds the graph's writer lease:
-        the adds that came meanwhile join it."""
+        the adds that came meanwhile join it. Every add taken gets its outcome (a summary
+        or an error); nothing is raised but an interrupt."""
         group: list[_Queued] = []
 
         def take() -> list[Part]:
@@ -273,11 +274,15 @@ class GraphService:
                         queued.summary = done[index] if index < len(done) else again
             finally:  # built before it replaces the old one (and its cache) at once
                 self._current = self._version()
-        except BaseException as exc:  # the new version failed to build: every add hears it
+        except BaseException as exc:  # the fork or the new version failed: the adds with no
+            if not group:  # outcome yet hear it (the request writing them only of its own)
+                take()
             for queued in group:
                 if queued.summary is None and queued.error is None:
                     queued.error = exc
-            raise
+            if not isinstance(exc, Exception):
+                raise
+            log.warning("a write of %d adds failed: %s", len(group), exc)
         finally:
             for queued in group:
                 queued.done.set()

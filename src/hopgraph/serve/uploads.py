@@ -224,8 +224,8 @@ def _extract_llm(job: Job, entry: JobFile, plan: extract.Plan, service: GraphSer
 def _store_group(job: Job, group: list[tuple[JobFile, extract.Extraction]],
                  service: GraphService) -> None:
     """Store several files' records in one write (`GraphRAG.add_parts`), each file with its
-    own outcome; if that write fails, each file alone (`_store`), so that only a bad one
-    fails."""
+    own outcome; if that write fails, each file alone (`_store`), as before groups: the
+    files before a bad one are stored, and the bad one's error ends the job."""
     if len(group) == 1:
         _store(job, *group[0], service)
         return

@@ -131,7 +131,8 @@ class Collections:
         timestamp taken under the writer lease (`LeaseReads`), for cheaper reads."""
         before = getattr(self._strong, "on", False), getattr(self._strong, "lease", None)
         self._strong.on = True
-        self._strong.lease = None if at is None else LeaseReads(at)
+        # Nested without a timestamp (a catch-up under the lease): the lease's reads go on.
+        self._strong.lease = before[1] if at is None else LeaseReads(at)
         try:
             yield
         finally:
@@ -307,6 +308,7 @@ class Collections:
 
     def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete rows by id."""
+        ids = [str(i) for i in ids]
         self._written(collection, ids)
         self.ensure_loaded(collection)
         with self._failures(f"deleting from {collection}"):

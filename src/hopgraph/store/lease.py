@@ -5,9 +5,9 @@ the graph's `writers` collection, always read strong (a read sees every write ac
 before it). A process that wants to write
 
 1. claims a row (its holder id) marked `choosing`;
-2. takes a ticket above every ticket drawn before it: a timestamp from the server's
-   oracle, which only grows (no read, so no wait for the server's time tick), or, where
-   there is none, one above the highest live claim's;
+2. takes a ticket above every ticket drawn before it: twice a timestamp from the server's
+   oracle, plus one (no read, so no wait for the server's time tick), or, where there is
+   none, one above the highest live claim's;
 3. writes its ticket, no longer choosing;
 4. waits while another live claim is choosing, or holds a lower (ticket, holder) pair.
 
@@ -125,15 +125,18 @@ class WriterLease:
     def _ticket(self) -> int:
         """Our ticket, drawn after our `choosing` claim was written (step 2).
 
-        A timestamp from the server's oracle is above every ticket drawn before it, from the
-        oracle or as one above the claims then seen (those were timestamps, or numbers above
-        them). So a process that looks at our claim after we drew finds us choosing or
-        holding a lower ticket, as the bakery needs, and one that starts choosing after our
-        look draws a higher one. On Milvus Lite, or a server that gives no timestamp: one
-        above the highest live claim (one Strong read)."""
+        From the server's timestamp oracle: 2 × stamp + 1. Stamps strictly grow, so this is
+        above every oracle ticket drawn before it, and above a ticket drawn as one above
+        the claims then seen (2 × an earlier stamp + 2; or + k for k such tickets drawn one
+        above another, each while the others' claims lived: a stamp grows by 2^18 each
+        millisecond, so that needs over 2^18 such draws within one millisecond). So a process
+        that looks at our claim after we drew finds us choosing or holding a lower ticket, as
+        the bakery needs, and one that starts choosing after our look draws a higher one. On
+        Milvus Lite, or when the server gives no timestamp: one above the highest live claim
+        (one Strong read)."""
         stamp = None if self.single_process else self.store.timestamp()
         if stamp:
-            return stamp
+            return 2 * stamp + 1
         return 1 + max((c.ticket for c in self._others()), default=0)
 
     def release(self) -> None:

@@ -65,14 +65,14 @@ class WriteSession:
         """Take the lease (then call `leased`), switch this thread to strong reads and close
         a dead writer's write; returns the number of the last closed write."""
         self.lease.acquire(self.doing, self.wait, waiting)
-        if leased is not None:
-            leased()
-        # Taken now, after the holders before us released: reads of rows this write has
-        # not written are made at it (`store.collections.LeaseReads`).
-        at = None if self.store.is_local else self.store.timestamp()
-        self._strong = self.store.strong_reads(at)
-        self._strong.__enter__()
         try:
+            if leased is not None:
+                leased()
+            # Taken now, after the holders before us released: reads of rows this write
+            # has not written are made at it (`store.collections.LeaseReads`).
+            at = None if self.store.is_local else self.store.timestamp()
+            self._strong = self.store.strong_reads(at)
+            self._strong.__enter__()
             return self.recover()
         except BaseException:
             self._end_session()
