@@ -98,7 +98,7 @@ def test_queued_adds_are_written_together_each_with_its_outcome(
     threads = [threading.Thread(target=post, args=(k,)) for k in range(6)]
     for t in threads:
         t.start()
-    while len(service._queue) < 6:  # every add queued behind the held write
+    while service.queued < 6:  # every add queued behind the held write
         threading.Event().wait(0.01)
     writes.clear()
     release()
@@ -155,7 +155,7 @@ def test_a_bad_add_in_a_group_fails_alone(open_graph: Callable[..., GraphRAG],
                                                       (3, "Basel"))]
     for t in threads:
         t.start()
-    while len(service._queue) < 3:
+    while service.queued < 3:
         threading.Event().wait(0.01)
     writes.clear()
     release()
@@ -179,9 +179,11 @@ def _outcome(service: GraphService, rows: list[dict[str, Any]]) -> Any:
 def test_an_add_that_waits_too_long_is_never_written(open_graph: Callable[..., GraphRAG]
                                                     ) -> None:
     service = GraphService(open_graph("busy"))
-    with service._writes, pytest.raises(WriteBusy, match="busy with another write"):
+    release = held(service)
+    with pytest.raises(WriteBusy, match="busy with another write"):
         service.add(items_part(doc(1)), wait=0.05)
-    assert service._queue == []
+    assert service.queued == 0
+    release()
     service.add(items_part(doc(2)))
     assert set(service.documents()) == {"d2"}
     service.close()

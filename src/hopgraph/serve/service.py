@@ -35,21 +35,11 @@ from hopgraph.records import IngestSummary, Retrieval, comparison_json, with_sou
 from hopgraph.retrieve import Retriever, registry
 from hopgraph.retrieve.query import Query
 from hopgraph.serve import subgraph
+from hopgraph.serve.group import GROUP_LIMIT, Queued, write_group
 from hopgraph.store.keys import KeyStore
 
 _T = TypeVar("_T")
 log = logging.getLogger(__name__)
-GROUP_LIMIT = 32  # queued adds written together at most (one write, one lease round)
-
-
-@dataclass(eq=False)
-class _Queued:
-    """An add waiting for the write lock, and its outcome once a write took it."""
-
-    part: Part
-    done: threading.Event = field(default_factory=threading.Event)
-    summary: IngestSummary | None = None
-    error: BaseException | None = None
 
 
 class GraphService:
@@ -64,8 +54,8 @@ class GraphService:
         self.llm = llm
         self._writes = threading.Lock()
         self._ended = threading.Condition()  # told when `_writes` is released (`_release`)
-        self._queue: list[_Queued] = []  # adds waiting for a write (`add`)
-        self._queued = threading.Lock()  # guards `_queue`
+        self._adds: list[Queued] = []  # adds waiting for a write (`add`)
+        self._adds_lock = threading.Lock()  # guards `_adds`
         self.cache_size = cache_size
         self.cache = cache or CacheStats()  # of every version, for /metrics
         self.gone = False  # the graph was dropped by another process (seen by the follower)
@@ -195,6 +185,12 @@ class GraphService:
             self._writes.release()
             self._ended.notify_all()
 
+    @property
+    def queued(self) -> int:
+        """How many adds wait for a write now (`add`)."""
+        with self._adds_lock:
+            return len(self._adds)
+
     def add(self, part: Part, wait: float | None = None) -> IngestSummary:
         """Store `part` (`hopgraph.api.items_part`, `extracted_part`), in one write with the
         other adds queued for this graph by then (group commit): whichever request gets the
@@ -203,9 +199,9 @@ class GraphService:
         is written alone, so that only a bad one fails. With `wait`, give up after that many
         seconds unless a write has taken the add by then: `WriteBusy`, and nothing of it is
         written, then or later."""
-        queued = _Queued(part)
-        with self._queued:
-            self._queue.append(queued)
+        queued = Queued(part)
+        with self._adds_lock:
+            self._adds.append(queued)
         deadline = None if wait is None else time.monotonic() + wait
         while not queued.done.is_set():
             if self._writes.acquire(blocking=False):
@@ -223,9 +219,9 @@ class GraphService:
                     if not queued.done.is_set() and self._writes.locked():
                         self._ended.wait(left)
                 continue
-            with self._queued:
-                if queued in self._queue:  # no write has taken it: it never will
-                    self._queue.remove(queued)
+            with self._adds_lock:
+                if queued in self._adds:  # no write has taken it: it never will
+                    self._adds.remove(queued)
                     raise WriteBusy(f"graph {self.rag.store.graph!r} was busy with another "
                                     f"write for {wait:g} s")
             queued.done.wait()  # a write took it: its outcome comes
@@ -239,46 +235,25 @@ class GraphService:
         The group is taken from the queue once the write holds the graph's writer lease:
         the adds that came meanwhile join it. Every add taken gets its outcome (a summary
         or an error); nothing is raised but an interrupt."""
-        group: list[_Queued] = []
+        group: list[Queued] = []
 
-        def take() -> list[Part]:
-            with self._queued:
-                group.extend(self._queue[:GROUP_LIMIT])
-                del self._queue[:len(group)]
-            return [queued.part for queued in group]
+        def take() -> list[Queued]:
+            with self._adds_lock:
+                group.extend(self._adds[:GROUP_LIMIT])
+                del self._adds[:len(group)]
+            return group
 
         try:
             self.rag.fork()
-            done: list[IngestSummary] = []
             try:
-                for queued, summary in zip(group, self.rag.add_parts(take, done), strict=True):
-                    queued.summary = summary
-            except Exception as exc:
-                if not group:  # failed before taking any (the lease): the queued fail with it
-                    take()
-                    for queued in group:
-                        queued.error = exc
-                elif len(group) == 1:
-                    group[0].error = exc
-                else:
-                    log.warning("a group of %d adds failed (%s); writing each alone",
-                                len(group), exc)
-                    for index, queued in enumerate(group):
-                        try:
-                            again = self.rag.add_parts([queued.part])[0]
-                        except Exception as alone:
-                            queued.error = alone
-                            continue
-                        # A part the group stored before the failure: this write only
-                        # completed it, so what it did is what the group's write said.
-                        queued.summary = done[index] if index < len(done) else again
+                write_group(self.rag, take, group)
             finally:  # built before it replaces the old one (and its cache) at once
                 self._current = self._version()
-        except BaseException as exc:  # the fork or the new version failed: the adds with no
-            if not group:  # outcome yet hear it (the request writing them only of its own)
+        except BaseException as exc:  # failed before taking the group (the lease), or the
+            if not group:  # fork or the new version failed: the adds with no outcome hear it
                 take()
             for queued in group:
-                if queued.summary is None and queued.error is None:
+                if not queued.settled:
                     queued.error = exc
             if not isinstance(exc, Exception):
                 raise
