@@ -195,11 +195,15 @@ def stage_ingest(size: int, uri: str) -> dict[str, float]:
     started = time.perf_counter()
     with open_graph(uri) as rag:
         summary = rag.add(records(ends, predicates, names))
-        row["ann_build_s"] = built.seconds
         stored = summary.passages_added + summary.entities_added + summary.relations_added
         row["ingest_s"] = time.perf_counter() - started
         row["rows_per_s"] = stored / row["ingest_s"]
         row["ingest_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+        # The nearest-neighbour indexes are built in the background once the write returns
+        # (store.indexing): the time until they are, and the peak with them.
+        row["ann_wait_s"] = rag.wait_indexed(timeout=7200)
+        row["ann_build_s"] = built.seconds
+        row["indexed_rss_gb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
         row["relations"] = len(rag.graph.relations)
         row["hopgraph_after_ingest_mb"] = deep_bytes(rag.graph) / 2**20
         closing = time.perf_counter()
@@ -329,7 +333,9 @@ COLUMNS = [("relations", "relations", "{:,.0f}"), ("rows_per_s", "ingest rows/s"
            ("ingest_rss_gb", "ingest peak RSS GB (with Milvus Lite)", "{:.2f}"),
            ("hopgraph_after_ingest_mb", "graph after ingest MB", "{:,.0f}"),
            ("close_s", "close s", "{:.1f}"),
-           ("ann_build_s", "ANN index build s (in ingest)", "{:,.0f}"),
+           ("ann_build_s", "ANN index build s", "{:,.0f}"),
+           ("ann_wait_s", "ANN index wait after the write s", "{:,.0f}"),
+           ("indexed_rss_gb", "peak RSS with the ANN build GB", "{:.2f}"),
            ("indexed", "kinds searched by ANN (r/e/p)", "{}"),
            ("reopen_snapshot_s", "reopen (snapshot) s", "{:.2f}"),
            ("reopen_rss_mb", "reopen RSS MB (Milvus Lite + graph)", "{:,.0f}"),

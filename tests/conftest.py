@@ -189,6 +189,7 @@ class Parts:
         return sync.store_records(self.state, self.embedder, records, [])
 
     def close(self) -> None:
+        self.state.vectors.wait_indexed()  # as `GraphRAG.close`
         self.store.close()
 
 

@@ -154,7 +154,7 @@ def test_backend_choice_by_limit_place_and_vector_files(bernoulli: GraphRAG, par
     only from current vector files, else searches Milvus; 0 always searches Milvus."""
     parts = parts_of(bernoulli)  # the graph reopened, its vector files current
     store, graph = parts.store, parts.state.graph
-    current = parts.state.current_vectors()
+    current = parts.state.vectors_of(parts.state.version)
     assert all(v is not None for v in current.values())
     assert isinstance(make_searcher(store, graph, None, current), MemorySearcher)
     mirror = make_searcher(store, graph, None, current, scan=False)

@@ -4,6 +4,7 @@ rewrites) or not used at all."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -150,6 +151,7 @@ def test_graph_searches_with_indexes_equal_exact_ones(open_graph, parts_of, monk
     monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")
     rag = open_graph(graph="annidx")
     rag.add(records(120))
+    rag.wait_indexed()  # built after the write, in the background
     files = rag.vector_files
     assert files["relations"].ann.exists() and files["entities"].ann.exists()
     assert not files["passages"].ann.exists()  # 120 passages: below the threshold
@@ -159,6 +161,7 @@ def test_graph_searches_with_indexes_equal_exact_ones(open_graph, parts_of, monk
     def answers(min_rows: str) -> list[list[tuple[str, float]]]:
         monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", min_rows)  # read when a graph is opened
         reader = open_graph(graph="annidx", create=False)
+        reader.wait_indexed()
         got = [[(p.id, round(p.score, 5)) for p in reader.retrieve(q, top_k=5).passages]
                for q in questions]
         mirror = parts_of(reader).retriever.search  # as the reader's settings build it
@@ -171,11 +174,114 @@ def test_graph_searches_with_indexes_equal_exact_ones(open_graph, parts_of, monk
     monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")  # ("0" discards indexes at a write)
     removed = rag.vector_files["relations"].rows()
     rag.delete(["doc3"])  # removal: the index follows the kept rows
+    rag.wait_indexed()
     assert rag.vector_files["relations"].rows() < removed
     assert files["relations"].ann.exists()
     assert answers("200") == answers("0")
     monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")
     rag.add(records(124)[120:])  # a few rows: searched exactly beside the index
+    rag.wait_indexed()
     covered = parts_of(rag).retriever.search._relations.ann.covered
     assert covered < rag.vector_files["relations"].rows()
     assert answers("200") == answers("0")
+
+
+def held_builds(monkeypatch) -> tuple[threading.Event, threading.Event]:
+    """Index builds that wait, once started, until the returned `release` is set (`started`
+    is set when one begins)."""
+    started, release = threading.Event(), threading.Event()
+    build = AnnFile._build
+
+    def waiting(self: AnnFile, vectors: np.ndarray, current) -> bool:
+        started.set()
+        assert release.wait(120), "the test never released the build"
+        return build(self, vectors, current)
+
+    monkeypatch.setattr(AnnFile, "_build", waiting)
+    return started, release
+
+
+@pytest.mark.slow
+def test_a_write_returns_before_its_index_is_built(open_graph, parts_of, monkeypatch) -> None:
+    """The write that crosses the threshold returns with its rows stored while the index is
+    still being built; searches meanwhile are exact; the retriever then takes the index up
+    and answers the same."""
+    monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")
+    started, release = held_builds(monkeypatch)
+    parts = parts_of(open_graph(graph="annbg"))
+    summary = parts.add(records(120))  # returns: the build is held
+    assert started.wait(60) and summary.relations_added > 200
+    relations = parts.state.vectors.files["relations"]
+    assert not relations.ann.exists() and parts.state.vectors.indexing.busy
+    questions = ["Where was Person 17 born?", "Who works for Company 3?"]
+    mirror = parts.retriever.search
+    exact = [[(p.id, round(p.score, 5)) for p in parts.retriever.retrieve(q, top_k=5).passages]
+             for q in questions]
+    assert mirror._relations.ann is None  # meanwhile: exact
+    release.set()
+    assert parts.state.vectors.wait_indexed(120)
+    assert relations.ann.exists()
+    assert parts.retriever.search is mirror and mirror._relations.ann is not None
+    assert [[(p.id, round(p.score, 5)) for p in parts.retriever.retrieve(q, top_k=5).passages]
+            for q in questions] == exact
+
+
+def build_in_thread(file: VectorFile, rows: int) -> tuple[threading.Thread, list[bool]]:
+    """`update` over the file's first `rows` rows in a thread, as `store.indexing` runs it;
+    its result lands in the returned list."""
+    saved: list[bool] = []
+    thread = threading.Thread(target=lambda: saved.append(file.ann.update(
+        file.prefix(rows), 1_000, lambda: file.prefix(rows))))
+    thread.start()
+    return thread, saved
+
+
+def test_rows_appended_during_a_build_stay_beside_the_index(tmp_path: Path,
+                                                            monkeypatch) -> None:
+    vectors = clustered(3_000, seed=4)
+    file = file_of(tmp_path, vectors[:2_000])
+    started, release = held_builds(monkeypatch)
+    thread, saved = build_in_thread(file, 2_000)
+    assert started.wait(60)
+    file.append(vectors[2_000:])  # a write appends while the index is built
+    release.set()
+    thread.join(60)
+    assert saved == [True]
+    ann = file.ann.load(file.read(3_000))
+    assert ann is not None and ann.covered == 2_000  # the rest is its tail
+    query = vectors[2_500]
+    assert ann.search(file.read(3_000), query, 5)[0][0] == 2_500  # found in the tail
+
+
+def test_a_removal_during_a_build_voids_it(tmp_path: Path, monkeypatch) -> None:
+    vectors = clustered(3_000, seed=5)
+    file = file_of(tmp_path, vectors)
+    started, release = held_builds(monkeypatch)
+    thread, saved = build_in_thread(file, 3_000)
+    assert started.wait(60)
+    mask = np.ones(3_000, dtype=bool)
+    mask[::7] = False
+    assert file.keep(mask)  # a write rewrites the file without some rows meanwhile
+    release.set()
+    thread.join(60)
+    assert saved == [False] and not file.ann.exists()  # the build over old rows: not saved
+    kept = file.read(int(mask.sum()))
+    assert file.ann.load(kept) is None  # so searches stay exact until the next round
+    assert file.ann.update(kept, 1_000, lambda: file.prefix(len(kept)))
+    assert file.ann.load(kept) is not None
+
+
+@pytest.mark.slow
+def test_an_interrupted_build_is_done_by_the_next_process(open_graph, monkeypatch) -> None:
+    """A process that ended before its index was saved leaves none: the next one to open
+    the graph builds it (in the background), and closing waits for it."""
+    monkeypatch.setenv("HOPGRAPH_ANN_MIN_ROWS", "200")
+    rag = open_graph(graph="annlost")
+    rag.add(records(120))
+    rag.close()  # waits for the build
+    relations = rag.vector_files["relations"]
+    assert relations.ann.exists()
+    relations.ann.discard()  # as if the process had died before saving it
+    again = open_graph(graph="annlost", create=False)
+    again.wait_indexed()
+    assert again.vector_files["relations"].ann.exists()

@@ -68,7 +68,8 @@ def test_stale_files_are_never_used_and_get_rebuilt(open_graph, parts_of) -> Non
     relations.append(np.ones((1, 384), dtype=np.float32))  # a torn append (crash)
     rag.close()
     again = parts_of(rag)  # the graph opened again, from its modules
-    assert again.state.current_vectors()["relations"] is None  # rows disagree: not trusted
+    state = again.state
+    assert state.vectors_of(state.version)["relations"] is None  # rows disagree: not trusted
     assert "relations" in again.retriever.search.scanned  # the mirror read Milvus...
     assert relations.rows() == rows  # ...and rewrote the file
     third = parts_of(rag)

@@ -150,8 +150,13 @@ class GraphRAG:
 
     def wait_indexed(self, timeout: float = WAIT_TIMEOUT_S) -> float:
         """Wait until Milvus has indexed every row (at most `timeout` s per collection;
-        it indexes in the background after a write); returns the seconds waited."""
-        return self.store.wait_indexed(timeout)
+        it indexes in the background after a write), and until this process's own
+        nearest-neighbour indexes are built (`store.indexing`; at most `timeout` s more);
+        returns the seconds waited."""
+        started = time.perf_counter()
+        self.store.wait_indexed(timeout)
+        self.state.vectors.wait_indexed(timeout)
+        return time.perf_counter() - started
 
     # --- writing -----------------------------------------------------------------------------
 
@@ -353,7 +358,9 @@ class GraphRAG:
         return self.store.stats()
 
     def close(self) -> None:
-        """Release the database (Milvus Lite allows one process per file) and own clients."""
+        """Wait for this process's index builds (`wait_indexed`), then release the
+        database (Milvus Lite allows one process per file) and own clients."""
+        self.state.vectors.wait_indexed()
         self.store.close()
         if self._owns_embedder and hasattr(self.embedder, "close"):
             self.embedder.close()

@@ -33,6 +33,16 @@ def quiet_grpc() -> None:
     os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 
+def lite_memory_budget() -> None:
+    """Milvus Lite keeps each collection's newest rows in memory until they pass a budget
+    (its default: 128 MB per collection), then writes them out, copying them once more. A
+    bulk load fills three collections at once, so that budget and its copies were a large
+    part of an ingest's peak memory (benchmarks/RESULTS.md, "Ingest memory"): hopgraph
+    asks for 16 MB. Milvus Lite reads it once, when it loads: `store` calls this before
+    importing it. A user's own setting wins."""
+    os.environ.setdefault("MILVUS_LITE_MEMTABLE_MEMORY_LIMIT_BYTES", str(LITE_MEMTABLE_BYTES))
+
+
 def offline_model_hub() -> None:
     """The local model ships inside its package: never let the Hugging Face hub client go
     online or draw progress bars (called just before the model loads; a user's own setting
@@ -69,6 +79,7 @@ def cache_dir() -> Path:
 
 
 NAME_SOURCES = ("rules", "spacy", "both")  # where the offline extractor's names come from
+LITE_MEMTABLE_BYTES = 16 * 2**20  # Milvus Lite's budget for a collection's newest rows
 DEFAULT_ANN_MIN_ROWS = 200_000  # rows of one kind from which it gets an ANN index
 DEFAULT_FANOUT = 2_000  # relations of one entity followed per graph step
 DEFAULT_RERANK_TOP_N = 20  # candidates a reranker orders per query

@@ -118,9 +118,7 @@ class MemorySearcher:
         self._passages = self._load(store.passages, graph.passage_ids, graph.passage_index,
                                     vectors.get("passages"), "passages", texts,
                                     known_texts or {})
-        for kind, ann in (indexes() if indexes is not None else {}).items():
-            if kind not in self.scanned:  # an index of the vector file loaded above
-                getattr(self, f"_{kind}").ann = ann
+        self.use_indexes(indexes() if indexes is not None else {})
         ids = self._passages.ids
         earlier = getattr(previous, "bm25", None)
         if earlier is not None:
@@ -132,6 +130,15 @@ class MemorySearcher:
         log.info("mirrored %d relations, %d entities, %d passages in memory in %.1fs",
                  len(self._relations.ids), len(self._entities.ids), len(ids),
                  time.perf_counter() - started)
+
+    def use_indexes(self, found: dict[str, Ann]) -> None:
+        """Search with these nearest-neighbour indexes of the vector files, by kind (kinds
+        read from Milvus instead have none). A search already under way may have used
+        either: both score every row they return exactly."""
+        for kind, ann in found.items():
+            matrix = getattr(self, f"_{kind}")
+            if kind not in self.scanned and len(matrix.ids) == len(matrix.vectors):
+                matrix.ann = ann
 
     def _load(self, collection: str, ids: list[str], index: dict[str, int],
               on_disk: np.ndarray | None, kind: str, texts: dict[str, str] | None = None,

@@ -28,6 +28,7 @@ from hopgraph.retrieve.scope import Scopes
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher, Searcher, make_searcher
 from hopgraph.state import Built, Start
 from hopgraph.store import MilvusStore
+from hopgraph.store.ann import Ann
 
 
 class Retriever:
@@ -80,6 +81,12 @@ class Retriever:
         """Where the next retriever's BM25 index and linker start: this one's searcher (the
         holder of its index) and linker, built or inherited."""
         return self.searcher, self.ctx.linker_base()
+
+    def use_indexes(self, found: dict[str, Ann]) -> None:
+        """Search with nearest-neighbour indexes built after this retriever (the mirror's
+        vector files' `store.ann`; a search in Milvus uses Milvus's own)."""
+        if isinstance(self.searcher, MemorySearcher):
+            self.searcher.use_indexes(found)
 
     @property
     def graph(self) -> KnowledgeGraph:

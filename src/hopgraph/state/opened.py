@@ -36,8 +36,8 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.lexicon.keeper import Carrier, Keeper
-from hopgraph.state.retrievers import Built, Retrievers, Start
+from hopgraph.lexicon.keeper import Keeper
+from hopgraph.state.retrievers import Built, Held, Retrievers, Start
 from hopgraph.state.version import CLOSED, Changes, GraphVersion, advance, opened, with_texts
 from hopgraph.store import follow, snapshot
 from hopgraph.store.ann import Ann
@@ -50,7 +50,7 @@ from hopgraph.store.writes import Write, WriteSession
 
 log = logging.getLogger(__name__)
 
-R = TypeVar("R", bound=Carrier)
+R = TypeVar("R", bound=Held)
 _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hopgraph-meta")
 
 
@@ -73,6 +73,8 @@ class GraphState(Generic[R]):
         self._loaded_from = ""
         self.version = self._load()
         self.refresh()  # the parts of a write under way that are already settled
+        self.vectors.indexing.landed = self._indexed  # (the index a process ended before
+        self.vectors.index(self.version.sizes, opening=True)  # it finished is built now)
 
     # --- the current version, part by part ------------------------------------------------
 
@@ -168,13 +170,13 @@ class GraphState(Generic[R]):
         """The nearest-neighbour indexes of `version`'s vectors (`store.ann`)."""
         return {} if self._writing else self.vectors.indexes(version.sizes)
 
+    def _indexed(self) -> None:
+        """A background build saved an index (`store.indexing`): the retriever takes it."""
+        self.retrievers.take_indexes(self.version, self.indexes_of)
+
     def vectors_current(self) -> bool:
         """Whether every vector file holds exactly the current graph's rows."""
         return self.vectors.current(self.version.sizes)
-
-    def current_vectors(self) -> dict[str, np.ndarray | None]:
-        """The on-disk vectors that match the current graph (`vectors_of`)."""
-        return self.vectors_of(self.version)
 
     def _keep_vectors(self, version: GraphVersion, matrices: dict[str, np.ndarray]) -> None:
         """Keep vectors a build read back from Milvus for `version` (on disk on Lite), if it
@@ -371,7 +373,7 @@ class GraphState(Generic[R]):
             texts={pid: write.texts[pid] for pid in write.touched if pid in write.texts},
             unfinished=unfinished_of(self._meta, self._open)))
         self._save_snapshot(write.graph, closed)
-        self.vectors.index(sizes(write.graph))  # after the write: its rows join the indexes
+        self.vectors.index(sizes(write.graph))  # in the background: rows join the indexes
         return closed
 
     def stop(self, write: Write, reason: str) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -23,7 +23,15 @@ from hopgraph.state.version import GraphVersion
 from hopgraph.store.ann import Ann
 from hopgraph.store.milvus import MilvusStore
 
-R = TypeVar("R", bound=Carrier)
+
+class Held(Carrier, Protocol):
+    """What a graph's state asks of a retriever: what the keeper asks (`Carrier`), and to
+    take up nearest-neighbour indexes built after it (`store.indexing`)."""
+
+    def use_indexes(self, found: dict[str, Ann]) -> None: ...
+
+
+R = TypeVar("R", bound=Held)
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,14 @@ class Retrievers(Generic[R]):
         self.stale.difference_update(start.stale)
         self.keeper.note_built(version.at, version.graph, version.texts, retriever,
                                start.previous is None)
+
+    def take_indexes(self, version: GraphVersion,
+                     indexes: Callable[[GraphVersion], dict[str, Ann]]) -> None:
+        """Nearest-neighbour indexes were built after `version`'s retriever
+        (`store.indexing`): it searches with them; later ones load them."""
+        retriever = self.of(version)
+        if retriever is not None:
+            retriever.use_indexes(indexes(version))
 
     def drop_built(self) -> None:
         """The current version's retriever no longer holds (its graph changed under it)."""

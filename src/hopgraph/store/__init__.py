@@ -1,8 +1,9 @@
 """Storage: the only package that imports pymilvus. One graph = four Milvus collections."""
 
-from hopgraph.config import quiet_grpc
+from hopgraph.config import lite_memory_budget, quiet_grpc
 
 quiet_grpc()  # before any module of this package imports pymilvus (and with it gRPC)
+lite_memory_budget()  # and Milvus Lite
 
 from hopgraph.store.milvus import MilvusStore  # noqa: E402
 from hopgraph.store.schema import (  # noqa: E402

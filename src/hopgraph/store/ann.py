@@ -20,13 +20,22 @@ The index belongs to one vector file (`store.vectors.VectorFile`) and follows it
 - a rewritten or discarded vector file discards the index.
 Its metadata records how many rows it covers and a fingerprint of those rows; an index
 whose metadata does not match the vector file is never used (a search is then exact).
+
+Builds and extensions run off the write path (`store.indexing`), over a memory map of the
+file's first rows while writes may append more: the result is saved only if, under the
+file's lock, the file still begins with the rows it was built from (a write that rewrote
+the file meanwhile, removing rows, makes it void; the next request builds again). Removals
+(`keep`), discards and loads take the same lock, so none sees an index half replaced.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +58,7 @@ TRAIN_ROWS = 50_000  # rows sampled to fit the 8-bit codes' ranges
 # Most rows searched exactly beside the index: few enough to stay cheap per query vector
 # (benchmarks/RESULTS.md, "Figures moved from code comments").
 TAIL_ROWS = 20_000
+SLICE_ROWS = 100_000  # rows read at a time while an index is built
 
 
 def tail_limit(covered: int) -> int:
@@ -63,6 +73,37 @@ def _faiss() -> Any:
     import faiss
 
     return faiss
+
+
+_LOCKS: dict[Path, threading.RLock] = {}
+_LOCKS_LOCK = threading.Lock()
+
+
+def _lock_of(path: Path) -> threading.RLock:
+    """One lock per index in the process, however many graphs' states open it."""
+    with _LOCKS_LOCK:
+        return _LOCKS.setdefault(path.resolve(), threading.RLock())
+
+
+def slices(vectors: np.ndarray, first: int = 0) -> Iterator[np.ndarray]:
+    """Rows `first`… of `vectors` in slices of SLICE_ROWS, each a float32 array of its own.
+    From a memory map, the pages of a slice are let go once it is copied: pages read
+    through a map stay in the process's resident memory (file-backed, but counted) until
+    it ends, 1.5 GB for the relations of a 1M graph. (Read through the map, not the file
+    by its name: a write may have replaced the file since the map was made.)"""
+    mapped = vectors.base if isinstance(vectors, np.memmap) and isinstance(
+        vectors.base, mmap.mmap) else None  # a map of its own, not a view of one
+    row_bytes = vectors.shape[1] * vectors.itemsize
+    # Where the rows begin in the mapped region (numpy maps from an aligned offset).
+    skip = 0 if mapped is None else int(
+        vectors.offset % mmap.ALLOCATIONGRANULARITY)
+    for start in range(first, len(vectors), SLICE_ROWS):
+        stop = min(start + SLICE_ROWS, len(vectors))
+        part = np.array(vectors[start:stop], dtype=np.float32)
+        if mapped is not None:
+            low = (skip + start * row_bytes) // mmap.PAGESIZE * mmap.PAGESIZE
+            mapped.madvise(mmap.MADV_DONTNEED, low, skip + stop * row_bytes - low)
+        yield part
 
 
 def fingerprint(vectors: np.ndarray) -> str:
@@ -129,6 +170,7 @@ class AnnFile:
     def __init__(self, vector_path: Path) -> None:
         self.path = vector_path.with_name(vector_path.name + ".hnsw")
         self.meta_path = vector_path.with_name(vector_path.name + ".hnsw.npz")
+        self.lock = _lock_of(self.meta_path)  # the index files change only under it
 
     def exists(self) -> bool:
         """Whether an index is on disk (matching or not)."""
@@ -152,6 +194,10 @@ class AnnFile:
     def load(self, vectors: np.ndarray) -> Ann | None:
         """The index, if the rows it covers are these vectors' first rows (else None:
         search exactly)."""
+        with self.lock:
+            return self._load(vectors)
+
+    def _load(self, vectors: np.ndarray) -> Ann | None:
         meta = self._meta() if self.exists() else None
         if meta is None:
             return None
@@ -171,58 +217,90 @@ class AnnFile:
             return None
         return Ann(index, rowmap, rows)
 
-    def update(self, vectors: np.ndarray, min_rows: int) -> None:
+    def update(self, vectors: np.ndarray, min_rows: int,
+               current: Callable[[], np.ndarray | None] | None = None) -> bool:
         """Bring the index up to these vectors: nothing below `min_rows` rows; while the
         rows it covers are unchanged and a third of its labels at most are removed, the
         rows added since stay beside it up to `tail_limit`, and are added to it beyond;
-        else built again."""
+        else built again. `current` gives the file's first `len(vectors)` rows as they are
+        now (None: fewer): what was built is saved only if they are still `vectors`.
+        Whether the index files changed."""
         if min_rows <= 0 or len(vectors) < min_rows:
-            self.discard()
-            return
-        meta = self._meta() if self.exists() else None
+            with self.lock:
+                found = self.exists()
+                self.discard()
+            return found
+        with self.lock:
+            meta = self._meta() if self.exists() else None
         if meta is not None:
             rowmap, rows, print_ = meta
             removed = float(np.mean(rowmap < 0)) if len(rowmap) else 1.0
             if (rows <= len(vectors) and removed < REBUILD_REMOVED
                     and print_ == fingerprint(vectors[:rows])):
                 if len(vectors) - rows <= tail_limit(rows):
-                    return  # searched exactly beside the index until it grows
-                index = _faiss().read_index(str(self.path))
+                    return False  # searched exactly beside the index until it grows
+                with self.lock:
+                    index = _faiss().read_index(str(self.path))
                 if index.ntotal == len(rowmap):
-                    self._extend(index, rowmap, vectors, rows)
-                    return
-        self._build(vectors)
+                    return self._extend(index, rowmap, vectors, rows, current)
+        return self._build(vectors, current)
 
-    def _extend(self, index: Any, rowmap: np.ndarray, vectors: np.ndarray, rows: int) -> None:
+    def _commit(self, index: Any, rowmap: np.ndarray, vectors: np.ndarray,
+                current: Callable[[], np.ndarray | None] | None) -> bool:
+        """Save an index over `vectors` (the file's first rows when it was made), unless
+        the file no longer begins with them."""
+        print_ = fingerprint(vectors)
+        with self.lock:
+            now = vectors if current is None else current()
+            if now is None or fingerprint(now) != print_:
+                log.info("not saving the ANN index %s: its vectors changed while it was "
+                         "built", self.path.name)
+                return False
+            self._save_index(index)
+            self._save_meta(rowmap, len(vectors), print_)
+        return True
+
+    def _extend(self, index: Any, rowmap: np.ndarray, vectors: np.ndarray, rows: int,
+                current: Callable[[], np.ndarray | None] | None) -> bool:
         started = time.perf_counter()
-        index.add(np.ascontiguousarray(vectors[rows:], dtype=np.float32))
+        for part in slices(vectors, rows):
+            index.add(part)
         rowmap = np.concatenate([rowmap, np.arange(rows, len(vectors), dtype=np.int64)])
-        self._save_index(index)
-        self._save_meta(rowmap, len(vectors), fingerprint(vectors))
-        log.info("ANN index %s: %d rows added in %.1fs", self.path.name, len(vectors) - rows,
-                 time.perf_counter() - started)
+        saved = self._commit(index, rowmap, vectors, current)
+        if saved:
+            log.info("ANN index %s: %d rows added in %.1fs", self.path.name,
+                     len(vectors) - rows, time.perf_counter() - started)
+        return saved
 
-    def _build(self, vectors: np.ndarray) -> None:
+    def _build(self, vectors: np.ndarray,
+               current: Callable[[], np.ndarray | None] | None) -> bool:
         faiss = _faiss()
         started = time.perf_counter()
         dim = vectors.shape[1]
         index = faiss.IndexHNSWSQ(dim, faiss.ScalarQuantizer.QT_8bit, LINKS,
                                   faiss.METRIC_INNER_PRODUCT)
         index.hnsw.efConstruction = EF_CONSTRUCTION
-        sample = np.random.default_rng(0).choice(len(vectors), min(len(vectors), TRAIN_ROWS),
-                                                 replace=False)
-        index.train(np.ascontiguousarray(vectors[np.sort(sample)], dtype=np.float32))
-        for start in range(0, len(vectors), 100_000):  # a memory map, read in slices
-            index.add(np.ascontiguousarray(vectors[start:start + 100_000], dtype=np.float32))
-        self._save_index(index)
-        self._save_meta(np.arange(len(vectors), dtype=np.int64), len(vectors),
-                        fingerprint(vectors))
-        log.info("ANN index %s: built over %d rows in %.1fs", self.path.name, len(vectors),
-                 time.perf_counter() - started)
+        sample = np.sort(np.random.default_rng(0).choice(
+            len(vectors), min(len(vectors), TRAIN_ROWS), replace=False))
+        bounds = np.searchsorted(sample, np.arange(0, len(vectors) + SLICE_ROWS, SLICE_ROWS))
+        index.train(np.vstack([part[sample[low:high] - start] for start, part, low, high in zip(
+            range(0, len(vectors), SLICE_ROWS), slices(vectors), bounds, bounds[1:],
+            strict=False)]))
+        for part in slices(vectors):
+            index.add(part)
+        saved = self._commit(index, np.arange(len(vectors), dtype=np.int64), vectors, current)
+        if saved:
+            log.info("ANN index %s: built over %d rows in %.1fs", self.path.name,
+                     len(vectors), time.perf_counter() - started)
+        return saved
 
     def keep(self, mask: np.ndarray, kept: np.ndarray | None) -> None:
         """The vector file kept the rows where `mask` is true (`kept`: its rows now): map
         the labels to the rows' new positions (removed rows: -1)."""
+        with self.lock:
+            self._keep(mask, kept)
+
+    def _keep(self, mask: np.ndarray, kept: np.ndarray | None) -> None:
         meta = self._meta() if self.exists() else None
         if meta is None or meta[1] > len(mask) or kept is None or not mask.any():
             self.discard()
@@ -236,5 +314,6 @@ class AnnFile:
 
     def discard(self) -> None:
         """Remove the index (built again by the next write that needs it)."""
-        self.meta_path.unlink(missing_ok=True)
-        self.path.unlink(missing_ok=True)
+        with self.lock:
+            self.meta_path.unlink(missing_ok=True)
+            self.path.unlink(missing_ok=True)

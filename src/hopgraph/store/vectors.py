@@ -10,6 +10,7 @@ Milvus, and a search in Milvus scores known relations without fetching vectors b
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Callable
@@ -19,6 +20,7 @@ import numpy as np
 
 from hopgraph.store.ann import EF_BY_KIND, Ann, AnnFile
 from hopgraph.store.atomic import replace_file
+from hopgraph.store.indexing import Indexing
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,16 @@ class VectorFile:
         if rows == 0 or self.rows() != rows:
             return None
         return np.memmap(self.path, dtype="<f4", mode="r", shape=(rows, self.dim))
+
+    def prefix(self, rows: int) -> np.ndarray | None:
+        """The file's first `rows` rows as a read-only memory map, whatever follows them
+        (None: it holds fewer)."""
+        if rows == 0 or self.rows() < rows:
+            return None
+        try:
+            return np.memmap(self.path, dtype="<f4", mode="r", shape=(rows, self.dim))
+        except (OSError, ValueError):  # replaced by a shorter file meanwhile
+            return None
 
 
 class MemoryVectors(VectorFile):
@@ -147,6 +159,9 @@ class GraphVectors:
         self.files = files
         self.ann_min_rows = ann_min_rows  # rows from which a kind is indexed (0: never)
         self.rows: dict[str, int] = {}
+        # Index builds run in the background (`store.indexing`); its `landed` is set by
+        # the graph's state, which hands a new index to the current retriever.
+        self.indexing = Indexing(self._build_indexes)
 
     def current(self, sizes: dict[str, int]) -> bool:
         """Whether every kind holds exactly the graph's rows, as recorded."""
@@ -171,24 +186,46 @@ class GraphVectors:
             self.rows[kind] = len(matrix)
         self.index({kind: len(matrix) for kind, matrix in matrices.items()})
 
-    def index(self, sizes: dict[str, int]) -> None:
+    def index(self, sizes: dict[str, int], opening: bool = False) -> None:
         """Bring each kind's nearest-neighbour index up to its vectors, when they match the
-        graph (built, extended or discarded: `store.ann`). A failure costs only speed."""
-        min_rows = self.ann_min_rows
+        graph, in the background (`store.indexing`): built, extended or discarded. A kind
+        with no index and too few rows for one asks for nothing. `opening`: only kinds that
+        should have an index are looked at (a reader discards none)."""
+        wanted = {kind: size for kind, size in sizes.items()
+                  if self.files[kind].ann is not None and self.rows.get(kind) == size
+                  and (not opening or self._due(size))}
+        if any(self._due(size) or self._has_index(kind) for kind, size in wanted.items()):
+            self.indexing.request(wanted)
+
+    def _due(self, size: int) -> bool:
+        return bool(self.ann_min_rows) and size >= self.ann_min_rows
+
+    def _has_index(self, kind: str) -> bool:
+        ann = self.files[kind].ann
+        return ann is not None and ann.exists()
+
+    def _build_indexes(self, sizes: dict[str, int]) -> bool:
+        """One round of `index` (in the indexing thread): whether an index was saved. A
+        failure costs only speed."""
+        saved = False
         for kind, size in sizes.items():
             file = self.files[kind]
-            if file.ann is None or self.rows.get(kind) != size:
-                continue
-            vectors = file.read(size)
+            ann, vectors = file.ann, file.prefix(size)
+            if ann is None or vectors is None:
+                continue  # rewritten shorter since: the write that did it asks again
             try:
-                if vectors is None:
-                    file.ann.discard()
-                else:
-                    file.ann.update(vectors, min_rows)
+                saved = ann.update(vectors, self.ann_min_rows,
+                                   functools.partial(file.prefix, size)) or saved
             except (OSError, RuntimeError, MemoryError) as exc:
                 log.warning("could not index the %s vectors (%s); searching them exactly",
                             kind, exc)
-                file.ann.discard()
+                ann.discard()
+        return saved
+
+    def wait_indexed(self, timeout: float | None = None) -> bool:
+        """Wait for the background index builds (at most `timeout` s); whether they
+        ended."""
+        return self.indexing.wait(timeout)
 
     def indexes(self, sizes: dict[str, int]) -> dict[str, Ann]:
         """The nearest-neighbour indexes that match the graph's vectors, by kind."""
