@@ -192,10 +192,10 @@ def held_builds(monkeypatch) -> tuple[threading.Event, threading.Event]:
     started, release = threading.Event(), threading.Event()
     build = AnnFile._build
 
-    def waiting(self: AnnFile, vectors: np.ndarray, current) -> bool:
+    def waiting(self: AnnFile, vectors: np.ndarray, *rest) -> bool:
         started.set()
         assert release.wait(120), "the test never released the build"
-        return build(self, vectors, current)
+        return build(self, vectors, *rest)
 
     monkeypatch.setattr(AnnFile, "_build", waiting)
     return started, release
@@ -285,3 +285,15 @@ def test_an_interrupted_build_is_done_by_the_next_process(open_graph, monkeypatc
     again = open_graph(graph="annlost", create=False)
     again.wait_indexed()
     assert again.vector_files["relations"].ann.exists()
+
+
+def test_an_index_with_a_third_of_its_rows_removed_is_not_used(tmp_path: Path) -> None:
+    vectors = clustered(3_000, seed=6)
+    file = file_of(tmp_path, vectors)
+    assert file.ann.update(file.read(3_000), 1_000)
+    mask = np.ones(3_000, dtype=bool)
+    mask[::2] = False  # half the rows removed: the labels left point at too few
+    assert file.keep(mask)
+    assert file.ann.exists() and file.ann.load(file.read(1_500)) is None  # exact until rebuilt
+    assert file.ann.update(file.read(1_500), 1_000)
+    assert file.ann.load(file.read(1_500)) is not None

@@ -357,11 +357,18 @@ class GraphRAG:
         """Row counts and the graph's settings."""
         return self.store.stats()
 
-    def close(self) -> None:
-        """Wait for this process's index builds (`wait_indexed`), then release the
-        database (Milvus Lite allows one process per file) and own clients."""
-        self.state.vectors.wait_indexed()
-        self.store.close()
+    def close(self, wait: bool = True) -> None:
+        """Wait for this process's index builds (`wait_indexed`; `wait=False`: end them,
+        for the next opener to build), then release the database (Milvus Lite allows one
+        process per file) and own clients."""
+        state = getattr(self, "state", None)  # (none when opening failed)
+        try:
+            if state is not None and wait:
+                state.vectors.wait_indexed()
+            elif state is not None:
+                state.vectors.indexing.cancel()
+        finally:
+            self.store.close()
         if self._owns_embedder and hasattr(self.embedder, "close"):
             self.embedder.close()
 

@@ -20,7 +20,7 @@ from hopgraph.lexicon.lexical import LocalBM25, carried_bm25, passage_bm25
 from hopgraph.records import Hit
 from hopgraph.retrieve.scope import Scope, top_in_scope
 from hopgraph.store import MilvusStore
-from hopgraph.store.ann import Ann
+from hopgraph.store.ann import Ann, fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -137,8 +137,10 @@ class MemorySearcher:
         either: both score every row they return exactly."""
         for kind, ann in found.items():
             matrix = getattr(self, f"_{kind}")
-            if kind not in self.scanned and len(matrix.ids) == len(matrix.vectors):
-                matrix.ann = ann
+            if (kind not in self.scanned and len(matrix.ids) == len(matrix.vectors)
+                    and ann.covered <= len(matrix.vectors)
+                    and fingerprint(matrix.vectors[:ann.covered]) == ann.print_):
+                matrix.ann = ann  # (an index of these very rows: a file may have changed)
 
     def _load(self, collection: str, ids: list[str], index: dict[str, int],
               on_disk: np.ndarray | None, kind: str, texts: dict[str, str] | None = None,

@@ -234,5 +234,5 @@ def _like(rag: GraphRAG) -> Opener:
 
 def _close(entry: _Open) -> None:
     entry.service.close()
-    if entry.owned:
-        entry.service.rag.close()
+    if entry.owned:  # an index build under way ends: the graph's next opener builds it
+        entry.service.rag.close(wait=False)  # (no request waits for a build)

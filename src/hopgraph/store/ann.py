@@ -125,6 +125,7 @@ class Ann:
     index: Any
     rowmap: np.ndarray
     covered: int
+    print_: str = ""  # fingerprint of the rows it covers (`fingerprint`)
     ef: int = EF_SEARCH  # candidates asked for (at least twice the limit)
     _last: tuple[tuple[bytes, int, int], np.ndarray, np.ndarray] | None = field(
         default=None, repr=False, compare=False)
@@ -205,6 +206,8 @@ class AnnFile:
         if rows > len(vectors) or print_ != fingerprint(vectors[:rows]):
             log.info("ANN index %s does not match its vectors; searching exactly", self.path)
             return None
+        if len(rowmap) and float(np.mean(rowmap < 0)) >= REBUILD_REMOVED:
+            return None  # too few of its candidates are rows: rebuilt in the background
         faiss = _faiss()
         # The codes memory-mapped, not read: much quicker at 1M rows (benchmarks/RESULTS.md,
         # "Figures moved from code comments").
@@ -215,35 +218,37 @@ class AnnFile:
             return None
         if index.ntotal != len(rowmap):
             return None
-        return Ann(index, rowmap, rows)
+        return Ann(index, rowmap, rows, print_)
 
     def update(self, vectors: np.ndarray, min_rows: int,
-               current: Callable[[], np.ndarray | None] | None = None) -> bool:
+               current: Callable[[], np.ndarray | None] | None = None,
+               stop: Callable[[], bool] = lambda: False) -> bool:
         """Bring the index up to these vectors: nothing below `min_rows` rows; while the
         rows it covers are unchanged and a third of its labels at most are removed, the
         rows added since stay beside it up to `tail_limit`, and are added to it beyond;
         else built again. `current` gives the file's first `len(vectors)` rows as they are
         now (None: fewer): what was built is saved only if they are still `vectors`.
-        Whether the index files changed."""
+        `stop()` is asked between slices of rows: once true, nothing is saved. Whether the
+        index files changed."""
         if min_rows <= 0 or len(vectors) < min_rows:
             with self.lock:
                 found = self.exists()
                 self.discard()
             return found
-        with self.lock:
+        index: Any = None
+        with self.lock:  # the labels and the index they belong to, read together
             meta = self._meta() if self.exists() else None
-        if meta is not None:
-            rowmap, rows, print_ = meta
-            removed = float(np.mean(rowmap < 0)) if len(rowmap) else 1.0
-            if (rows <= len(vectors) and removed < REBUILD_REMOVED
-                    and print_ == fingerprint(vectors[:rows])):
-                if len(vectors) - rows <= tail_limit(rows):
-                    return False  # searched exactly beside the index until it grows
-                with self.lock:
+            if meta is not None:
+                rowmap, rows, print_ = meta
+                removed = float(np.mean(rowmap < 0)) if len(rowmap) else 1.0
+                if (rows <= len(vectors) and removed < REBUILD_REMOVED
+                        and print_ == fingerprint(vectors[:rows])):
+                    if len(vectors) - rows <= tail_limit(rows):
+                        return False  # searched exactly beside the index until it grows
                     index = _faiss().read_index(str(self.path))
-                if index.ntotal == len(rowmap):
-                    return self._extend(index, rowmap, vectors, rows, current)
-        return self._build(vectors, current)
+        if meta is not None and index is not None and index.ntotal == len(meta[0]):
+            return self._extend(index, meta[0], vectors, meta[1], current, stop)
+        return self._build(vectors, current, stop)
 
     def _commit(self, index: Any, rowmap: np.ndarray, vectors: np.ndarray,
                 current: Callable[[], np.ndarray | None] | None) -> bool:
@@ -261,9 +266,12 @@ class AnnFile:
         return True
 
     def _extend(self, index: Any, rowmap: np.ndarray, vectors: np.ndarray, rows: int,
-                current: Callable[[], np.ndarray | None] | None) -> bool:
+                current: Callable[[], np.ndarray | None] | None,
+                stop: Callable[[], bool]) -> bool:
         started = time.perf_counter()
         for part in slices(vectors, rows):
+            if stop():
+                return False
             index.add(part)
         rowmap = np.concatenate([rowmap, np.arange(rows, len(vectors), dtype=np.int64)])
         saved = self._commit(index, rowmap, vectors, current)
@@ -272,8 +280,8 @@ class AnnFile:
                      len(vectors) - rows, time.perf_counter() - started)
         return saved
 
-    def _build(self, vectors: np.ndarray,
-               current: Callable[[], np.ndarray | None] | None) -> bool:
+    def _build(self, vectors: np.ndarray, current: Callable[[], np.ndarray | None] | None,
+               stop: Callable[[], bool]) -> bool:
         faiss = _faiss()
         started = time.perf_counter()
         dim = vectors.shape[1]
@@ -287,6 +295,8 @@ class AnnFile:
             range(0, len(vectors), SLICE_ROWS), slices(vectors), bounds, bounds[1:],
             strict=False)]))
         for part in slices(vectors):
+            if stop():
+                return False
             index.add(part)
         saved = self._commit(index, np.arange(len(vectors), dtype=np.int64), vectors, current)
         if saved:

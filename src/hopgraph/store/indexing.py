@@ -9,10 +9,11 @@ stream of writes costs one build per round, not one per write. Searches meanwhil
 index that matches (its tail searched exactly) or search exactly; when a round saved an
 index, `landed` is called so that the current retriever takes it up.
 
-The thread is not a daemon: a process that ends while a build runs waits for it, so that
-the next process opens a graph with its index (`GraphRAG.close` and `wait_indexed` wait
-for it too). A process killed meanwhile leaves the old index or none, never half of one
-(`store.atomic`); the next process that opens the graph asks for the build again.
+`GraphRAG.close` waits for the builds (so a one-shot ingest leaves its graph indexed), and
+so does `wait_indexed`; `cancel` (a graph dropped, or closed by a server that evicts it)
+ends a build at its next slice of rows. The thread is a daemon: a process that ends without
+closing leaves the old index or none, never half of one (`store.atomic`), and the next
+process that opens the graph asks for the build again.
 """
 
 from __future__ import annotations
@@ -25,25 +26,44 @@ log = logging.getLogger(__name__)
 
 
 class Indexing:
-    """One background thread that runs `build(rows by kind)` for the latest request;
-    `build` says whether an index was saved, and then `landed()` is called."""
+    """One background thread that runs `build(rows by kind, stop)` for what was asked;
+    `build` checks `stop()` between slices of rows and says whether an index was saved,
+    and then `landed()` is called."""
 
-    def __init__(self, build: Callable[[dict[str, int]], bool],
+    def __init__(self, build: Callable[[dict[str, int], Callable[[], bool]], bool],
                  landed: Callable[[], None] | None = None) -> None:
-        self._build = build
+        self._build = build  # (rows by kind, whether to stop) -> whether an index was saved
         self.landed = landed
         self._changed = threading.Condition()
         self._wanted: dict[str, int] | None = None  # the next round's rows, by kind
         self._thread: threading.Thread | None = None  # set while a round runs or waits
+        self._stop = False  # `cancel`: the round under way ends at its next slice
 
     def request(self, rows: dict[str, int]) -> None:
         """Bring the indexes up to these rows, in the background (after the round under
         way, if any: requests made meanwhile merge, the latest rows win)."""
         with self._changed:
-            self._wanted = dict(rows)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._rounds, name="hopgraph-index")
-                self._thread.start()
+            self._wanted = {**(self._wanted or {}), **rows}  # a kind not named stays asked
+            self._stop = False
+            if self._thread is not None:
+                return
+            thread = threading.Thread(target=self._rounds, name="hopgraph-index",
+                                      daemon=True)
+            try:
+                thread.start()
+            except RuntimeError as exc:  # no thread to be had: searches stay exact
+                self._wanted = None
+                log.warning("could not start building the nearest-neighbour indexes (%s)",
+                            exc)
+                return
+            self._thread = thread
+
+    def cancel(self) -> None:
+        """Forget what was asked, and end the round under way at its next slice of rows
+        (nothing half built is saved)."""
+        with self._changed:
+            self._wanted = None
+            self._stop = True
 
     @property
     def busy(self) -> bool:
@@ -59,7 +79,7 @@ class Indexing:
             return self._changed.wait_for(lambda: self._thread is None, timeout)
 
     def _rounds(self) -> None:
-        while True:
+        while True:  # (`request` set `_thread` before this could take the condition)
             with self._changed:
                 rows, self._wanted = self._wanted, None
                 if rows is None:
@@ -67,7 +87,7 @@ class Indexing:
                     self._changed.notify_all()
                     return
             try:
-                saved = self._build(rows)
+                saved = self._build(rows, lambda: self._stop)
                 if saved and self.landed is not None:
                     self.landed()
             except Exception:  # an index costs only speed: searches stay exact

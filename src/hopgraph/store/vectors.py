@@ -174,7 +174,9 @@ class GraphVectors:
                 for kind, size in sizes.items()}
 
     def unknown(self, sizes: dict[str, int]) -> None:
-        """Forget every kind's vectors (a graph read back from Milvus)."""
+        """Forget every kind's vectors (a graph read back from Milvus, or dropped), and
+        end a build of their indexes."""
+        self.indexing.cancel()
         for file in self.files.values():
             file.discard()
         self.rows = {kind: 0 if not size else -1 for kind, size in sizes.items()}
@@ -204,9 +206,9 @@ class GraphVectors:
         ann = self.files[kind].ann
         return ann is not None and ann.exists()
 
-    def _build_indexes(self, sizes: dict[str, int]) -> bool:
-        """One round of `index` (in the indexing thread): whether an index was saved. A
-        failure costs only speed."""
+    def _build_indexes(self, sizes: dict[str, int], stop: Callable[[], bool]) -> bool:
+        """One round of `index` (in the indexing thread; `stop`: `Indexing.cancel` was
+        called): whether an index was saved. A failure costs only speed."""
         saved = False
         for kind, size in sizes.items():
             file = self.files[kind]
@@ -215,7 +217,7 @@ class GraphVectors:
                 continue  # rewritten shorter since: the write that did it asks again
             try:
                 saved = ann.update(vectors, self.ann_min_rows,
-                                   functools.partial(file.prefix, size)) or saved
+                                   functools.partial(file.prefix, size), stop) or saved
             except (OSError, RuntimeError, MemoryError) as exc:
                 log.warning("could not index the %s vectors (%s); searching them exactly",
                             kind, exc)
