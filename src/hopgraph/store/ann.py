@@ -85,24 +85,37 @@ def _lock_of(path: Path) -> threading.RLock:
         return _LOCKS.setdefault(path.resolve(), threading.RLock())
 
 
-def slices(vectors: np.ndarray, first: int = 0) -> Iterator[np.ndarray]:
-    """Rows `first`… of `vectors` in slices of SLICE_ROWS, each a float32 array of its own.
-    From a memory map, the pages of a slice are let go once it is copied: pages read
-    through a map stay in the process's resident memory (file-backed, but counted) until
-    it ends, 1.5 GB for the relations of a 1M graph. (Read through the map, not the file
-    by its name: a write may have replaced the file since the map was made.)"""
-    mapped = vectors.base if isinstance(vectors, np.memmap) and isinstance(
-        vectors.base, mmap.mmap) else None  # a map of its own, not a view of one
+def _map_of(vectors: np.ndarray) -> tuple[mmap.mmap, int] | None:
+    """The memory map under `vectors` (a map of its own, not a view of one) and where its
+    rows begin in the mapped region (numpy maps from an aligned offset)."""
+    if isinstance(vectors, np.memmap) and isinstance(vectors.base, mmap.mmap):
+        return vectors.base, int(vectors.offset % mmap.ALLOCATIONGRANULARITY)
+    return None
+
+
+def release(vectors: np.ndarray, start: int = 0, stop: int | None = None) -> None:
+    """Let go of the pages of rows `start`…`stop` of a memory map: pages read through a
+    map stay in the process's resident memory (file-backed, but counted) until it ends,
+    1.5 GB for the relations of a 1M graph. Nothing for an array in memory."""
+    found = _map_of(vectors)
+    if found is None:
+        return
+    mapped, skip = found
     row_bytes = vectors.shape[1] * vectors.itemsize
-    # Where the rows begin in the mapped region (numpy maps from an aligned offset).
-    skip = 0 if mapped is None else int(
-        vectors.offset % mmap.ALLOCATIONGRANULARITY)
+    end = len(vectors) if stop is None else stop
+    low = (skip + start * row_bytes) // mmap.PAGESIZE * mmap.PAGESIZE
+    if end > start:
+        mapped.madvise(mmap.MADV_DONTNEED, low, skip + end * row_bytes - low)
+
+
+def slices(vectors: np.ndarray, first: int = 0) -> Iterator[np.ndarray]:
+    """Rows `first`… of `vectors` in slices of SLICE_ROWS, each a float32 array of its own;
+    a memory map's pages of a slice are let go once it is copied (`release`). (Read through
+    the map, not the file by its name: a write may have replaced the file since.)"""
     for start in range(first, len(vectors), SLICE_ROWS):
         stop = min(start + SLICE_ROWS, len(vectors))
         part = np.array(vectors[start:stop], dtype=np.float32)
-        if mapped is not None:
-            low = (skip + start * row_bytes) // mmap.PAGESIZE * mmap.PAGESIZE
-            mapped.madvise(mmap.MADV_DONTNEED, low, skip + stop * row_bytes - low)
+        release(vectors, start, stop)
         yield part
 
 
@@ -290,10 +303,8 @@ class AnnFile:
         index.hnsw.efConstruction = EF_CONSTRUCTION
         sample = np.sort(np.random.default_rng(0).choice(
             len(vectors), min(len(vectors), TRAIN_ROWS), replace=False))
-        bounds = np.searchsorted(sample, np.arange(0, len(vectors) + SLICE_ROWS, SLICE_ROWS))
-        index.train(np.vstack([part[sample[low:high] - start] for start, part, low, high in zip(
-            range(0, len(vectors), SLICE_ROWS), slices(vectors), bounds, bounds[1:],
-            strict=False)]))
+        index.train(np.array(vectors[sample], dtype=np.float32))
+        release(vectors)  # the sample's pages
         for part in slices(vectors):
             if stop():
                 return False
