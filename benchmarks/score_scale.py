@@ -3,13 +3,14 @@ given (issue 39, item 2). A constant whose best value moves with the embedder is
 model's score scale.
 
 - `scale` (the default table): each of the default method's additive offsets
-  (`retrieve/bridge.py`: ANCHOR_BONUS, BRIDGE_BOOST, CONFIDENCE_SLOPE; `retrieve/rank.py`:
-  LEXICAL_WEIGHT, the BM25 share) halved and doubled.
+  (`retrieve/bridge.py`: ANCHOR_BONUS, BRIDGE_BOOST, CONFIDENCE_SLOPE, ONWARD_WEIGHT;
+  `retrieve/rank.py`: LEXICAL_WEIGHT, the BM25 share, and LEXICAL_WEIGHT_CODES, its share
+  for a question with an identifier) halved and doubled; `--only NAME` runs only those.
 - `seed`: the seed method's cosine cut-off for an entity to count as the question's
   (`rank.ENTITY_MIN_SCORE`) at 0.7, 0.8 (shipped) and 0.9.
 - `stages`: the default method with one stage at a time switched off (no third-hop chain,
-  no bridges at all, no anchor bonus, no boost of the bridge's passages, no BM25 term),
-  beside naive: which stage carries the gain for each embedder.
+  no bridges at all, no anchor bonus, no path step, no boost of the bridge's passages, no
+  BM25 term), beside naive: which stage carries the gain for each embedder.
 
     .venv/bin/python benchmarks/score_scale.py --graph-db local=/tmp/bm_musique.db \
         --graph-db "$MPNET=/tmp/bm_mpnet.db"
@@ -35,7 +36,7 @@ from hopgraph.retrieve import bridge, rank
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "musique"
 CONSTANTS = ((bridge, "ANCHOR_BONUS"), (bridge, "BRIDGE_BOOST"), (bridge, "CONFIDENCE_SLOPE"),
-             (rank, "LEXICAL_WEIGHT"))
+             (rank, "LEXICAL_WEIGHT"), (bridge, "ONWARD_WEIGHT"), (rank, "LEXICAL_WEIGHT_CODES"))
 FACTORS = (0.5, 1.0, 2.0)
 SEED_CUTOFFS = (0.7, 0.8, 0.9)
 STAGES = (  # (label, method, module, constant, value): one stage off at a time
@@ -44,6 +45,7 @@ STAGES = (  # (label, method, module, constant, value): one stage off at a time
     ("no third-hop chain (CHAIN 0)", "default", bridge, "CHAIN", 0),
     ("no bridges (BRIDGES 0)", "default", bridge, "BRIDGES", 0),
     ("no anchor bonus", "default", bridge, "ANCHOR_BONUS", 0.0),
+    ("no path step (ONWARD_WEIGHT 0)", "default", bridge, "ONWARD_WEIGHT", 0.0),
     ("no bridge boost", "default", bridge, "BRIDGE_BOOST", 0.0),
     ("no BM25 term", "default", rank, "LEXICAL_WEIGHT", 0.0),
 )
@@ -89,6 +91,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--graph-db", action="append", required=True, metavar="EMBEDDER=DB")
     parser.add_argument("--table", choices=("scale", "seed", "stages"), default="scale")
+    parser.add_argument("--only", action="append", metavar="CONSTANT",
+                        help="with --table scale: only these constants (and the shipped row)")
     args = parser.parse_args()
     pairs = [spec.rsplit("=", 1) for spec in args.graph_db]
     names = [Path(embedder).name or embedder for embedder, _ in pairs]
@@ -105,9 +109,10 @@ def main() -> None:
                 row(f"{cutoff:g}", [recall(embedder, db, "seed") for embedder, db in pairs])
     else:
         print(f"| constant | factor | {heads} |\n|---|---:|" + "---|" * len(pairs))
-        for module, constant in CONSTANTS:
+        chosen = [(m, c) for m, c in CONSTANTS if not args.only or c in args.only]
+        for module, constant in chosen:
             for factor in FACTORS:
-                if factor == 1.0 and constant != CONSTANTS[0][1]:
+                if factor == 1.0 and constant != chosen[0][1]:
                     continue  # the unchanged row once
                 with changed(module, constant, getattr(module, constant) * factor):
                     label = "(as shipped)" if factor == 1.0 else constant

@@ -105,6 +105,31 @@ def test_chain_ranks_third_hop_entities_by_path_score() -> None:
     assert chained[0].confidence == first.confidence  # only as sure as its bridge
 
 
+def test_bridges_are_chosen_by_the_path_through_them() -> None:
+    # "the flake whose lot caused IR-2330": the code's supplier relation shares no word with
+    # the question, while the report that merely names the code does; the supplier's own
+    # facts (its contract for the flake) match the question, the report has none.
+    graph = make_graph([
+        ("IR-2330", "supplier", "Keller Polymers", ["p1"]),
+        ("Annual Review", "mentions", "IR-2330", ["p2"]),
+        ("Keller Polymers", "supplies flake under", "MSA-2023-014", ["p3"]),
+    ])
+    code = idx(graph, "IR-2330")
+    finder = BridgeFinder(graph, "Under which contract is the flake of IR-2330 bought?",
+                          linked={code})
+    proposals = finder.bridges({rel(graph, "IR-2330", "supplier", "Keller Polymers"): 0.40,
+                                rel(graph, "Annual Review", "mentions", "IR-2330"): 0.50},
+                               limit=bridge.BRIDGE_SHORTLIST)
+    assert [graph.entity_names[p.entity] for p in proposals] == ["Annual Review",
+                                                                 "Keller Polymers"]
+    onward = {idx(graph, "Keller Polymers"): 0.70, idx(graph, "Annual Review"): 0.0}
+    chosen = finder.by_path(proposals, onward, limit=1)
+    assert [graph.entity_names[p.entity] for p in chosen] == ["Keller Polymers"]
+    assert chosen[0].confidence == proposals[1].confidence  # the path only chooses
+    # Without onward facts the order of the proposals stands.
+    assert finder.by_path(proposals, {}, limit=2) == proposals
+
+
 def test_merge_keeps_each_passages_best_score_with_offset_and_boost() -> None:
     sure = Probe(entity=1, text="q A", confidence=0.9, relation=0)
     unsure = Probe(entity=2, text="q B", confidence=0.6, relation=1)

@@ -1,7 +1,12 @@
 import pytest
 
 from hopgraph.records import Hit
-from hopgraph.retrieve.rank import LEXICAL_WEIGHT, with_lexical
+from hopgraph.retrieve.rank import (
+    LEXICAL_WEIGHT,
+    LEXICAL_WEIGHT_CODES,
+    lexical_weight,
+    with_lexical,
+)
 
 
 def test_bm25_is_scaled_by_the_best_and_only_touches_dense_hits() -> None:
@@ -19,3 +24,16 @@ def test_no_lexical_evidence_leaves_dense_scores() -> None:
     assert with_lexical(dense, []) == dense
     assert with_lexical(dense, [Hit("a", 0.0, {})]) == dense
     assert with_lexical(dense, [Hit("a", 3.0, {})], weight=0.5) == {"a": pytest.approx(1.0)}
+
+
+@pytest.mark.parametrize(("question", "codes"), [
+    ("Who owns the corrective action for incident IR-2330?", True),
+    ("What did KD-P-40251's supplier change?", True),
+    ("Which quotation (Q-7781) was sent?", True),
+    ("Who was the teacher of Euler?", False),
+    ("What happened in 2023-24 at the plant?", False),  # a span of years, not a code
+    ("Which band released Marvel 2099?", False),
+])
+def test_a_question_with_an_identifier_leans_more_on_bm25(question: str, codes: bool) -> None:
+    assert lexical_weight(question) == (LEXICAL_WEIGHT_CODES if codes else LEXICAL_WEIGHT)
+    assert LEXICAL_WEIGHT_CODES > LEXICAL_WEIGHT

@@ -11,8 +11,11 @@ the first hop's passage and misses the rest. So we use the graph to guess the un
    by the relation's cosine, plus a bonus of ALPHA / |passages of the named end| when the
    other end is a linked entity: a rare named entity pins the first hop down far better than
    a hub ("Euro", "MTV") that touches hundreds of passages.
-3. The top B bridges, plus C neighbours of the best bridge (a third hop), each give a probe
-   query "question + bridge name".
+3. The best few proposals are ranked again by their path: the proposal's score plus
+   ONWARD_WEIGHT x the best question score among the bridge's other relations (a bridge whose
+   own facts keep matching the question is the one the question goes through). The top B
+   bridges, plus C neighbours of the best bridge (a third hop), each give a probe query
+   "question + bridge name".
 4. Every probe and the question itself search the passages (dense cosine + a small BM25
    term); a probe's scores are lowered by how much less confident its bridge is than the best
    one (GAMMA), and passages from the bridge's own relations get a small boost (BETA).
@@ -38,6 +41,8 @@ RELATION_POOL = 20  # K: relations taken from the question's relation search
 BRIDGES = 2  # B: bridge entities re-queried
 CHAIN = 2  # C: neighbours of the best bridge re-queried (third hop)
 CHAIN_SHORTLIST = 10  # neighbours whose onward relations are scored before choosing C
+BRIDGE_SHORTLIST = 6  # proposals whose onward relations are scored before choosing B
+ONWARD_WEIGHT = 0.3  # share of a proposal's best onward relation score in its path score
 ANCHOR_BONUS = 0.5  # ALPHA: bonus / |passages of the linked anchor|
 BRIDGE_BOOST = 0.05  # BETA: added to passages of the bridge's own relations
 CONFIDENCE_SLOPE = 1.0  # GAMMA: probe penalty per unit of confidence below the best probe
@@ -111,6 +116,23 @@ class BridgeFinder:
                 1, len(self.graph.passages_of_entity(anchor)))
         ranked = self._first_usable(*best_per_entity(bridges, totals, np.repeat(rels, 2)), limit)
         return [self.probe(e, conf, r) for e, conf, r in ranked]
+
+    def by_path(self, proposals: list[Probe], onward: dict[int, float],
+                limit: int | None = None) -> list[Probe]:
+        """The `limit` (default BRIDGES) best proposals by path score: the proposal's own score
+        plus ONWARD_WEIGHT x `onward[e]`, the best question score among the bridge's other
+        relations (ties keep the proposals' order).
+
+        A proposal's own relation often shares no word with the question ("IR-2330 supplier
+        Keller Polymers" for "the flake whose lot caused IR-2330"), while the bridge's next
+        relation does; a hub reached through a relation that merely repeats the question's
+        words has no such onward fact. The probe keeps its own confidence: the path score only
+        chooses.
+        """
+        limit = BRIDGES if limit is None else limit
+        ranked = sorted(proposals, key=lambda p: -(p.confidence
+                                                   + ONWARD_WEIGHT * onward.get(p.entity, 0.0)))
+        return ranked[:limit]
 
     def chain_candidates(self, first: Probe, rels: np.ndarray, scores: np.ndarray,
                          taken: set[int], inner: set[int]) -> list[tuple[int, float, int]]:

@@ -37,7 +37,10 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
         scores.update(ctx.search.score_relations(qvec, own))
     with clock.stage("bridges"):
         finder = bridge.BridgeFinder(graph, question, linked)
-        probes = finder.bridges(scores)
+        proposals = finder.bridges(scores, max(bridge.BRIDGES, bridge.BRIDGE_SHORTLIST))
+        onward = _onward(ctx, qvec, scores, steps,
+                         [(p.entity, p.relation) for p in proposals])
+        probes = finder.by_path(proposals, onward)
         if probes:
             probes += _chain(ctx, qvec, finder, probes, scores, steps)
     with clock.stage("embed_probes"):
@@ -48,7 +51,9 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     with clock.stage("search_lexical"):
         lexical = ctx.search.lexical([question] + [p.text for p in probes], pool)
     with clock.stage("rank"):
-        per_search = [rank.with_lexical(d, lx) for d, lx in zip(dense, lexical, strict=True)]
+        weight = rank.lexical_weight(question)
+        per_search = [rank.with_lexical(d, lx, weight)
+                      for d, lx in zip(dense, lexical, strict=True)]
         merged = bridge.merge_searches(
             per_search[0], list(zip(probes, per_search[1:], strict=True)),
             {p.entity: graph.passages_of_entity(p.entity) for p in probes},
@@ -86,14 +91,20 @@ def _chain(ctx: Context, qvec: np.ndarray, finder: bridge.BridgeFinder,
     around_scores = _scores_of(ctx, qvec, scores, around)
     candidates = finder.chain_candidates(first, around, around_scores,
                                          {p.entity for p in probes}, set(inner))
-    onward_rels = [steps.of([e]) for e, _, _ in candidates]
-    onward_rels = [rels[rels != r] for rels, (_, _, r) in zip(onward_rels, candidates,
-                                                                strict=True)]
+    onward = _onward(ctx, qvec, scores, steps, [(e, r) for e, _, r in candidates])
+    return finder.chain(first, candidates, onward)
+
+
+def _onward(ctx: Context, qvec: np.ndarray, scores: dict[int, float], steps: fanout.Steps,
+            reached: list[tuple[int, int]]) -> dict[int, float]:
+    """For each (entity, relation that reached it): the best question score among the
+    entity's other relations (0 when it has none)."""
+    onward_rels = [steps.of([e]) for e, _ in reached]
+    onward_rels = [rels[rels != r] for rels, (_, r) in zip(onward_rels, reached, strict=True)]
     union = np.unique(np.concatenate(onward_rels)) if onward_rels else np.zeros(0, np.int64)
     union_scores = _scores_of(ctx, qvec, scores, union)
-    onward = {e: float(union_scores[np.searchsorted(union, rels)].max()) if len(rels) else 0.0
-              for (e, _, _), rels in zip(candidates, onward_rels, strict=True)}
-    return finder.chain(first, candidates, onward)
+    return {e: float(union_scores[np.searchsorted(union, rels)].max()) if len(rels) else 0.0
+            for (e, _), rels in zip(reached, onward_rels, strict=True)}
 
 
 def _scores_of(ctx: Context, qvec: np.ndarray, scores: dict[int, float],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from hopgraph.ingest.mentions import is_code
 from hopgraph.records import Hit
 
 POOL = 30  # passages each search contributes before fusion
@@ -9,6 +10,23 @@ ENTITY_TOP_K = 3  # graph entities per query entity (entity search, seed method)
 ENTITY_MIN_SCORE = 0.8  # cosine below this is a different entity, not a spelling of it
 RELATION_TOP_K = 10  # relations per question (relation search, seed method)
 LEXICAL_WEIGHT = 0.05  # BM25 share, after dividing by the query's best BM25 score
+LEXICAL_WEIGHT_CODES = 0.1  # the BM25 share for a question that holds an identifier
+_EDGES = ".,;:!?()[]{}\"'“”‘’"
+
+
+def lexical_weight(question: str) -> float:
+    """The default method's BM25 share for this question: LEXICAL_WEIGHT, or
+    LEXICAL_WEIGHT_CODES when it holds an identifier ("IR-2330", "KD-P-40251"; the
+    extractor's `is_code`). An embedding model splits a code into pieces that many codes
+    share, so IR-2330 and IR-2322 embed alike; BM25 matches the code whole. (Both read at
+    call time.)"""
+    for word in question.split():
+        word = word.strip(_EDGES)
+        if word.endswith(("'s", "’s")):
+            word = word[:-2]
+        if is_code(word):
+            return LEXICAL_WEIGHT_CODES
+    return LEXICAL_WEIGHT
 
 
 def with_lexical(dense: dict[str, float], bm25: list[Hit],
