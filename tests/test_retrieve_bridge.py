@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.lexicon.link import EntityMatch
 from hopgraph.retrieve import bridge
 from hopgraph.retrieve.bridge import BridgeFinder, Probe, Scored, can_bridge, merge_searches
 
@@ -205,16 +204,3 @@ def test_vectorized_choices_equal_the_plain_loops(seed: int) -> None:
         inner, taken = {first.entity}, {int(rng.integers(0, len(graph.entity_ids)))}
         assert finder.chain_candidates(first, *arrays(scores), taken, inner) == _loop_chain(
             finder, first, scores, taken, inner)
-
-
-def test_names_in_many_passages_are_left_out_of_the_relation_scoring() -> None:
-    common = [("Ashby Vale", "mentions", f"Report {i}", [f"p{i}"]) for i in range(40)]
-    graph = make_graph([*common, ("IR-2330", "supplier", "Keller Polymers", ["p99"])])
-    matches = [EntityMatch(idx(graph, "Ashby Vale"), "Ashby Vale", "Ashby Vale's", 1.0, "exact"),
-               EntityMatch(idx(graph, "IR-2330"), "IR-2330", "IR-2330", 1.0, "exact")]
-    # Ashby Vale is in 40 of 41 passages; IR-2330 in 1 (below COMMON_SHARE).
-    assert bridge.common_names(graph, matches) == ["Ashby Vale's"]
-    question = "Under which contract does Ashby Vale's buyer take the flake of IR-2330?"
-    assert bridge.without_names(question, ["Ashby Vale's"]) == (
-        "Under which contract does buyer take the flake of IR-2330?")
-    assert bridge.common_names(graph, matches[1:]) == []

@@ -6,8 +6,7 @@ the first hop's passage and misses the rest. So we use the graph to guess the un
 "bridge" entities and search passages again with the question plus each bridge's name:
 
 1. Candidate relations: the top relations by cosine to the question, plus every relation of
-   the entities the question names (linked in `hopgraph.lexicon.link`). A linked name found
-   in COMMON_SHARE or more of the passages is left out of the question for this scoring.
+   the entities the question names (linked in `hopgraph.lexicon.link`).
 2. Each candidate relation proposes its end that the question does not already name, scored
    by the relation's cosine, plus a bonus of ALPHA / |passages of the named end| when the
    other end is a linked entity: a rare named entity pins the first hop down far better than
@@ -29,7 +28,7 @@ it and use its probes live in `hopgraph.retrieve.default`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence, Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,6 @@ from rapidfuzz import fuzz
 
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import normalize
-from hopgraph.lexicon.link import EntityMatch
 
 RELATION_POOL = 20  # K: relations taken from the question's relation search
 BRIDGES = 2  # B: bridge entities re-queried
@@ -45,7 +43,6 @@ CHAIN = 2  # C: neighbours of the best bridge re-queried (third hop)
 CHAIN_SHORTLIST = 10  # neighbours whose onward relations are scored before choosing C
 BRIDGE_SHORTLIST = 6  # proposals whose onward relations are scored before choosing B
 ONWARD_WEIGHT = 0.3  # share of a proposal's best onward relation score in its path score
-COMMON_SHARE = 0.03  # a linked name in this share of the passages is left out of relation search
 ANCHOR_BONUS = 0.5  # ALPHA: bonus / |passages of the linked anchor|
 BRIDGE_BOOST = 0.05  # BETA: added to passages of the bridge's own relations
 CONFIDENCE_SLOPE = 1.0  # GAMMA: probe penalty per unit of confidence below the best probe
@@ -208,22 +205,6 @@ def best_per_entity(entities: np.ndarray, scores: np.ndarray, relations: np.ndar
     first_seen = np.minimum.reduceat(position[order], starts)
     ranking = best[np.lexsort((first_seen, -scores[best]))]
     return entities[ranking], scores[ranking], relations[ranking]
-
-
-def common_names(graph: KnowledgeGraph, matches: Sequence[EntityMatch]) -> list[str]:
-    """The question's text of each linked entity found in COMMON_SHARE or more of the graph's
-    passages (an inverse document frequency below log(1 / COMMON_SHARE)), longest first."""
-    total = len(graph.passage_ids)
-    common = {m.matched for m in matches
-              if m.matched and len(graph.passages_of_entity(m.index)) >= COMMON_SHARE * total}
-    return sorted(common, key=len, reverse=True)
-
-
-def without_names(question: str, names: Sequence[str]) -> str:
-    """The question with each of `names` taken out (spaces closed up)."""
-    for name in names:
-        question = question.replace(name, " ")
-    return " ".join(question.split())
 
 
 @dataclass

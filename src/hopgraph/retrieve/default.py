@@ -31,19 +31,18 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     graph = ctx.graph
     linked = {m.index for m in matches}
     with clock.stage("search_graph"):
-        rvec = _relation_query(ctx, question, qvec, matches)
-        steps = fanout.Steps(graph, lambda n: ctx.search.relations(rvec, n)[0], ctx.fanout)
+        steps = fanout.Steps(graph, lambda n: ctx.search.relations(qvec, n)[0], ctx.fanout)
         scores = steps.best(bridge.RELATION_POOL)
         own = [r for r in steps.of(sorted(linked)).tolist() if r not in scores]
-        scores.update(ctx.search.score_relations(rvec, own))
+        scores.update(ctx.search.score_relations(qvec, own))
     with clock.stage("bridges"):
         finder = bridge.BridgeFinder(graph, question, linked)
         proposals = finder.bridges(scores, max(bridge.BRIDGES, bridge.BRIDGE_SHORTLIST))
-        onward = _onward(ctx, rvec, scores, steps,
+        onward = _onward(ctx, qvec, scores, steps,
                          [(p.entity, p.relation) for p in proposals])
         probes = finder.by_path(proposals, onward)
         if probes:
-            probes += _chain(ctx, rvec, finder, probes, scores, steps)
+            probes += _chain(ctx, qvec, finder, probes, scores, steps)
     with clock.stage("embed_probes"):
         vectors = np.vstack([qvec, ctx.embedder.embed([p.text for p in probes])])
     pool = max(top_k, rank.POOL)
@@ -74,23 +73,6 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
                      "their relations (HOPGRAPH_FANOUT)")
     return Retrieval(question, "default", passages, relations=relations, notes=notes,
                      bridges=bridges)
-
-
-def _relation_query(ctx: Context, question: str, qvec: np.ndarray,
-                    matches: list[EntityMatch]) -> np.ndarray:
-    """The vector the relations are scored against: the question's, or, when it names an
-    entity in COMMON_SHARE or more of the passages, the question without those names.
-
-    A common name (a company's own, in its own folder) is in most relation texts that
-    mention it, and its words then decide the relation search: every "... mentions Ashby
-    Vale" outranks the one fact the question turns on. Taken out, the rest of the question
-    chooses among the relations. Passages are still searched with the whole question.
-    """
-    common = bridge.common_names(ctx.graph, matches)
-    if not common:
-        return qvec
-    rest = bridge.without_names(question, common)
-    return ctx.embedder.embed([rest]) if rest else qvec
 
 
 def _chain(ctx: Context, qvec: np.ndarray, finder: bridge.BridgeFinder,
