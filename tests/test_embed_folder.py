@@ -100,7 +100,7 @@ def test_a_folder_that_is_not_a_model_is_refused_naming_what_is_missing(
         make_embedder(str(tmp_path / "empty"))
     with pytest.raises(UsageError, match="packaged model only"):
         make_embedder(str(minilm), runtime="onnx-int8")
-    with pytest.raises(EmbedderError, match="give the path of the folder 'MiniLM-copy@"):
+    with pytest.raises(EmbedderError, match="give the path of the folder 'MiniLM-copy' "):
         make_embedder(read_folder(minilm).name)  # a graph's stored name: where is it?
 
 
