@@ -171,9 +171,13 @@ class MilvusSearcher:
         passages, they are scored here from their stored vectors (read once per scope);
         with many, the filter runs in Milvus (its expression) and hits outside this graph
         version are dropped."""
-        if scope is None:
+        if scope is None:  # hits outside this graph version are dropped: a Session search
+            # may miss this client's last delete (a 2.3 server gives a delete no timestamp,
+            # so pymilvus's session timestamp stays at the last insert) and sees other
+            # processes' writes before this version follows them
+            index = self.graph.passage_index
             hits = self.store.search(self.store.passages, qvecs, limit)
-            return [{h.id: h.score for h in row} for row in hits]
+            return [{h.id: h.score for h in row if h.id in index} for row in hits]
         if len(scope.rows("passages")) <= SCORED_HERE:
             ids = self.graph.passage_ids
             return [{ids[i]: s for i, s in self._in_scope("passages", q, limit, scope).items()}
