@@ -53,6 +53,11 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str, local_embedder: 
         stats = rag.stats()
         assert (stats["passages"], stats["entities"], stats["relations"]) == (4, 24, 22)
         assert stats["uri"] == milvus_server
+        # Past the memory limit (0 here) the writer keeps no vectors of its own: its
+        # searches run in Milvus and find vectors by id there (store.vectors, "cap").
+        assert set(rag.state.vectors.rows.values()) == {-1}
+        assert all(f.rows() == 0 for f in rag.state.vectors.files.values())
+        written = [p.id for p in rag.retrieve(QUESTION, top_k=2).passages]
 
         again = rag.add_files([data])
         assert again.passages_added == again.entities_added == again.relations_added == 0
@@ -65,6 +70,7 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str, local_embedder: 
         assert len(rag.graph.entity_ids) == 24
 
         result = rag.retrieve(QUESTION, top_k=2)
+        assert [p.id for p in result.passages] == written  # the writer answered the same
         base_ids = set(rag.graph.passage_ids)
         searcher = parts_of(rag).retriever.search  # as the graph's settings build it
         assert isinstance(searcher, MilvusSearcher)

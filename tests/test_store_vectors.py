@@ -112,6 +112,63 @@ def test_memory_vectors_append_past_the_views_searchers_hold() -> None:
     assert vectors.rows() == 0 and vectors.read(0) is None
 
 
+def test_vectors_kept_in_memory_are_dropped_past_the_cap(tmp_path: Path) -> None:
+    """A server graph's writer keeps no vectors past the memory limit (its searches run in
+    Milvus there): a write that would pass it drops every kind, appends nothing more, and
+    ends with the vectors stale; vector files on disk (Milvus Lite) have no cap."""
+    from hopgraph.store.vectors import KINDS, GraphVectors, MemoryVectors, vector_files
+
+    rng = np.random.default_rng(5)
+
+    def block(rows: int) -> np.ndarray:
+        return rng.standard_normal((rows, 4)).astype(np.float32)
+
+    vectors = GraphVectors(vector_files(tmp_path / "g.snapshot", 4, shared=False, cap=100),
+                           ann_min_rows=0, cap=100)
+    vectors.check(True, dict.fromkeys(KINDS, 0))  # an empty graph: trusted
+    sink = vectors.sink()
+    sink("relations", block(60))
+    sink("entities", block(30))
+    vectors.check(True, {"entities": 30, "relations": 60, "passages": 0})
+    assert vectors.current({"entities": 30, "relations": 60, "passages": 0})
+
+    sink = vectors.sink()  # the next write passes the cap
+    sink("relations", block(30))
+    sink("relations", block(20))
+    sink("entities", block(5))  # nothing more is kept in this write
+    assert all(file.rows() == 0 for file in vectors.files.values())
+    assert all(isinstance(file, MemoryVectors) for file in vectors.files.values())
+    sizes = {"entities": 35, "relations": 110, "passages": 0}
+    vectors.check(True, sizes)
+    assert not vectors.current(sizes) and vectors.matching(sizes)["relations"] is None
+    vectors.keep({kind: block(size) for kind, size in sizes.items()})  # a scan: too big
+    assert not vectors.current(sizes)
+
+    vectors.limit(200)  # a higher limit: a scan's vectors are kept again ...
+    vectors.keep({kind: block(size) for kind, size in sizes.items()})
+    assert vectors.current(sizes)
+    vectors.limit(50)  # ... and a lower one drops them at once
+    assert not vectors.current(sizes) and vectors.files["relations"].rows() == 0
+
+    vectors.limit(120)  # another process's change followed past the cap drops them too
+    vectors.keep({kind: block(size) for kind, size in sizes.items()})
+    masks = {kind: np.ones(size, dtype=bool) for kind, size in sizes.items()}
+    vectors.follow(masks, {"relations": block(5), "entities": block(0), "passages": block(0)},
+                   True, {**sizes, "relations": 115})
+    assert vectors.current({**sizes, "relations": 115})
+    vectors.follow(masks | {"relations": np.ones(115, dtype=bool)},
+                   {"relations": block(10), "entities": block(0), "passages": block(0)},
+                   True, {**sizes, "relations": 125})
+    assert all(file.rows() == 0 for file in vectors.files.values())
+
+    on_disk = GraphVectors(vector_files(tmp_path / "lite.snapshot", 4, shared=True, cap=10),
+                           ann_min_rows=0, cap=10)
+    on_disk.check(True, dict.fromkeys(KINDS, 0))
+    on_disk.sink()("relations", block(25))
+    on_disk.check(True, {"entities": 0, "relations": 25, "passages": 0})
+    assert on_disk.current({"entities": 0, "relations": 25, "passages": 0})
+
+
 def test_writers_of_one_file_never_collide(tmp_path: Path) -> None:
     """Two graphs of one name open at once (a server's pool reopening one while a request
     still holds the old) rewrite the same vector file: every rewrite is whole, none fails."""

@@ -74,7 +74,8 @@ class GraphRAG:
         self.store = MilvusStore.from_settings(self.settings, create=create)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=create)
-            self.state: GraphState[Retriever] = GraphState(self.store, self.embedder.dim)
+            self.state: GraphState[Retriever] = GraphState(self.store, self.embedder.dim,
+                                                            self.settings.memory_limit)
         except BaseException:
             self.close()  # a Milvus Lite file stays locked while a client holds it
             raise
@@ -121,7 +122,7 @@ class GraphRAG:
     def memory_limit(self, rows: int | None) -> None:
         self.settings.memory_limit = None if rows is None else as_number(
             rows, int, "memory_limit", "a whole number of rows")
-        self.state.forget_retriever()
+        self.state.limit_mirror(self.settings.memory_limit)
 
     @property
     def retriever(self) -> Retriever:

@@ -8,6 +8,7 @@ same loader, `from_env`, and documented in docs/configuration.md.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -23,6 +24,15 @@ DEFAULT_LLM_CACHE = ".hopgraph-cache/llm.sqlite"
 DEFAULT_EMBED_TIMEOUT, DEFAULT_EMBED_BATCH, DEFAULT_EMBED_RETRIES = 60.0, 256, 3
 _CACHE_OFF = ("", "off", "none", "0", "false")
 _S = TypeVar("_S")
+
+
+def mirror_rows(memory_limit: int | None, is_local: bool) -> int:
+    """Rows per collection up to which searches run on the in-process mirror: the memory
+    limit, or when it is None any size on Milvus Lite and DEFAULT_MEMORY_LIMIT on a server
+    (0: always in Milvus; see `retrieve.search.make_searcher`)."""
+    if memory_limit is None:
+        return sys.maxsize if is_local else DEFAULT_MEMORY_LIMIT
+    return memory_limit
 
 
 def quiet_grpc() -> None:

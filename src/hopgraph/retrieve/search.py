@@ -15,13 +15,12 @@ index on both (`lexical`).
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import numpy as np
 
-from hopgraph.config import DEFAULT_MEMORY_LIMIT
+from hopgraph.config import mirror_rows
 from hopgraph.embed.base import unit
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.lexicon.lexical import LocalBM25, carried_bm25, passage_bm25
@@ -283,7 +282,8 @@ def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int |
     `memory_limit` None: any size on Milvus Lite (its own search walks every row in Python,
     slow on large graphs: benchmarks/RESULTS.md, "Search backends give the same passages";
     the mirror's NumPy scan is always faster), and
-    DEFAULT_MEMORY_LIMIT rows with a server (whose index beats a scan on large graphs).
+    DEFAULT_MEMORY_LIMIT rows with a server (whose index beats a scan on large graphs;
+    `config.mirror_rows`). A server graph's writer keeps no mirror past it (`store.vectors`).
     `vectors` are the current on-disk vectors (graph order), if any; with `scan=False` the
     mirror is used only when all of them are, never reading vectors back from Milvus.
     `known_texts`: passage texts an earlier mirror read that are still current; `previous`:
@@ -291,8 +291,7 @@ def make_searcher(store: MilvusStore, graph: KnowledgeGraph, memory_limit: int |
     (`stale`: passages whose text changed since). `indexes` gives the nearest-neighbour
     indexes of the vector files (`store.ann`), loaded only for the mirror.
     """
-    if memory_limit is None:
-        memory_limit = sys.maxsize if store.is_local else DEFAULT_MEMORY_LIMIT
+    memory_limit = mirror_rows(memory_limit, store.is_local)
     largest = max(len(graph.relation_ids), len(graph.entity_ids), len(graph.passage_ids))
     on_disk = vectors is not None and all(vectors.get(kind) is not None for kind in KINDS)
     if memory_limit > 0 and largest <= memory_limit and (scan or on_disk):

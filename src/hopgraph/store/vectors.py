@@ -101,9 +101,10 @@ class MemoryVectors(VectorFile):
     so each keeps its own vectors; a new process reads them from Milvus once.
     """
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, cap: int | None = None) -> None:
         super().__init__(Path(os.devnull), dim)
         self.ann = None  # a server's mirror searches exactly (docs/storage.md)
+        self.cap = cap  # rows it will hold at most (`GraphVectors`): the buffer stops there
         # Rows live in the first `_rows` rows of `_buffer`, which grows by half when full:
         # an append writes past the rows that searchers already hold views of, never over
         # them, and costs the rows added (amortized), not the rows kept.
@@ -117,8 +118,10 @@ class MemoryVectors(VectorFile):
         vectors = np.asarray(vectors, dtype=np.float32).reshape(-1, self.dim)
         end = self._rows + len(vectors)
         if end > len(self._buffer):
-            grown = np.zeros((max(end, len(self._buffer) * 3 // 2, 1024), self.dim),
-                             dtype=np.float32)
+            size = max(len(self._buffer) * 3 // 2, 1024)
+            if self.cap is not None:
+                size = min(size, self.cap)
+            grown = np.zeros((max(end, size), self.dim), dtype=np.float32)
             grown[:self._rows] = self._buffer[:self._rows]
             self._buffer = grown
         self._buffer[self._rows:end] = vectors
@@ -140,12 +143,12 @@ class MemoryVectors(VectorFile):
         return view
 
 
-def vector_files(snapshot_path: Path, dim: int, shared: bool = True
-                 ) -> dict[str, VectorFile]:
+def vector_files(snapshot_path: Path, dim: int, shared: bool = True,
+                 cap: int | None = None) -> dict[str, VectorFile]:
     """The vector files that go with a snapshot file (`shared`), or vectors kept in this
-    process only (`MemoryVectors`)."""
+    process only (`MemoryVectors`, holding at most `cap` rows each)."""
     if not shared:
-        return {kind: MemoryVectors(dim) for kind in KINDS}
+        return {kind: MemoryVectors(dim, cap) for kind in KINDS}
     stem = snapshot_path.with_suffix("")
     return {kind: VectorFile(stem.with_name(f"{stem.name}.{kind}.f32"), dim) for kind in KINDS}
 
@@ -153,11 +156,20 @@ def vector_files(snapshot_path: Path, dim: int, shared: bool = True
 class GraphVectors:
     """The vectors that go with one graph, by kind (`files`), and how many rows each holds
     for it as far as is known (`rows`: what the snapshot recorded, then kept in step; -1:
-    not known to match). Every method takes the graph's row counts (`follow.sizes`)."""
+    not known to match). Every method takes the graph's row counts (`follow.sizes`).
 
-    def __init__(self, files: dict[str, VectorFile], ann_min_rows: int) -> None:
+    `cap` bounds vectors kept in this process only (a server's graph, `MemoryVectors`): a
+    graph with more rows of any kind than the searches mirror (the memory limit,
+    `config.mirror_rows`) is searched in Milvus, which reads no mirror but the relations'
+    for rescoring, and finds their vectors by id without it (`retrieve.search`). So past
+    the cap every kind is dropped, and not kept again until a search mirrors the graph.
+    Vector files on disk (Milvus Lite) have no cap: they cost page cache, not the heap."""
+
+    def __init__(self, files: dict[str, VectorFile], ann_min_rows: int,
+                 cap: int | None = None) -> None:
         self.files = files
         self.ann_min_rows = ann_min_rows  # rows from which a kind is indexed (0: never)
+        self.cap = cap
         self.rows: dict[str, int] = {}
         # Index builds run in the background (`store.indexing`); its `landed` is set by
         # the graph's state, which hands a new index to the current retriever.
@@ -182,7 +194,9 @@ class GraphVectors:
         self.rows = {kind: 0 if not size else -1 for kind, size in sizes.items()}
 
     def keep(self, matrices: dict[str, np.ndarray]) -> None:
-        """Keep vectors read back from Milvus (graph order, by kind)."""
+        """Keep vectors read back from Milvus (graph order, by kind), within the cap."""
+        if self._over_cap(max(map(len, matrices.values()), default=0)):
+            return
         for kind, matrix in matrices.items():
             self.files[kind].write(matrix)
             self.rows[kind] = len(matrix)
@@ -246,8 +260,39 @@ class GraphVectors:
         return found
 
     def sink(self) -> Callable[[str, np.ndarray], None]:
-        """Where a write appends the vectors of the rows it adds, by kind."""
-        return lambda kind, vectors: self.files[kind].append(vectors)
+        """Where a write appends the vectors of the rows it adds, by kind: past the cap,
+        nowhere (every kind is dropped, and the write's end finds them stale)."""
+        dropped = False
+
+        def append(kind: str, vectors: np.ndarray) -> None:
+            nonlocal dropped
+            if not dropped and self._over_cap(self.files[kind].rows() + len(vectors)):
+                self.drop()
+                dropped = True
+            if not dropped:
+                self.files[kind].append(vectors)
+
+        return append
+
+    def _over_cap(self, rows: int) -> bool:
+        return self.cap is not None and rows > self.cap and any(
+            isinstance(file, MemoryVectors) for file in self.files.values())
+
+    def limit(self, cap: int | None) -> None:
+        """A new cap (the memory limit changed); kinds past it are dropped at once."""
+        self.cap = cap
+        for file in self.files.values():
+            if isinstance(file, MemoryVectors):
+                file.cap = cap
+        if self._over_cap(max((file.rows() for file in self.files.values()), default=0)):
+            self.drop()
+
+    def drop(self) -> None:
+        """Forget every kind's vectors: stale until read back from Milvus again."""
+        self.indexing.cancel()
+        for kind, file in self.files.items():
+            file.discard()
+            self.rows[kind] = -1
 
     def compact(self, masks: dict[str, np.ndarray], current: bool) -> None:
         """Keep the rows of each mask (rows removed from the graph); discard a kind that
@@ -259,7 +304,11 @@ class GraphVectors:
     def follow(self, masks: dict[str, np.ndarray], added: dict[str, np.ndarray | None],
                current: bool, sizes: dict[str, int]) -> None:
         """An absorbed change (`store.follow`): rows removed by the masks, then the added
-        rows' vectors appended (None: not read); a kind left unlike the graph is dropped."""
+        rows' vectors appended (None: not read); a kind left unlike the graph is dropped,
+        and every kind once the graph passes the cap."""
+        if self._over_cap(max(sizes.values(), default=0)):
+            self.drop()
+            return
         for kind in KINDS:
             file, mask, more = self.files[kind], masks.get(kind), added.get(kind)
             ok = current and (mask is None or file.keep(mask)) and more is not None
