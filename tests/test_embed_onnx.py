@@ -89,3 +89,18 @@ def test_concurrent_calls_give_the_vectors_of_serial_ones(onnx_embedder: OnnxEmb
     # The session's idle workers sleep instead of spinning (the CPU goes to other requests).
     options = onnx_embedder._load().get_session_options()
     assert options.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+
+
+def test_batches_by_tokens_give_the_vectors_of_single_texts(onnx_embedder: OnnxEmbedder) -> None:
+    """Texts are cut into model calls by count and padded tokens (long ones in small calls,
+    each padded to its longest text): a text's vector does not depend on its batch."""
+    texts = TEXTS + [" ".join(["Basel"] * n) for n in range(1, 300, 7)]
+    together = onnx_embedder.embed(texts)
+    alone = np.vstack([onnx_embedder.embed([text]) for text in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+    lengths = [3, 3, 5, 40, 200, 900]
+    cuts = onnx_runtime._batches(list(range(len(lengths))), lengths)
+    assert [i for batch in cuts for i in batch] == list(range(len(lengths)))
+    assert all(len(batch) * lengths[batch[-1]] <= onnx_runtime._TOKENS or len(batch) == 1
+               for batch in cuts)
+    assert cuts[-1] == [5]  # longer than the budget: alone
