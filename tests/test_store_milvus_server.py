@@ -53,10 +53,8 @@ def test_ingest_reopen_query_drop_on_server(milvus_server: str, local_embedder: 
         stats = rag.stats()
         assert (stats["passages"], stats["entities"], stats["relations"]) == (4, 24, 22)
         assert stats["uri"] == milvus_server
-        # Past the memory limit (0 here) the writer keeps no vectors of its own: its
-        # searches run in Milvus and find vectors by id there (store.vectors, "cap").
-        assert set(rag.state.vectors.rows.values()) == {-1}
-        assert all(f.rows() == 0 for f in rag.state.vectors.files.values())
+        # Past the memory limit (0 here) the writer keeps no vectors of its own (the cap
+        # of store.vectors, tested there): it searches in Milvus, as a reader does.
         written = [p.id for p in rag.retrieve(QUESTION, top_k=2).passages]
 
         again = rag.add_files([data])

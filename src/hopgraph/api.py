@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from hopgraph.answer import ANSWER_TOP_K, stream_answer
-from hopgraph.config import Settings, as_number
+from hopgraph.config import Settings, as_number, mirror_cap
 from hopgraph.embed import Embedder, embedder_for
 from hopgraph.errors import UsageError
 from hopgraph.graph import KnowledgeGraph
@@ -74,8 +74,8 @@ class GraphRAG:
         self.store = MilvusStore.from_settings(self.settings, create=create)
         try:
             self.store.open(self.embedder.name, self.embedder.dim, create=create)
-            self.state: GraphState[Retriever] = GraphState(self.store, self.embedder.dim,
-                                                            self.settings.memory_limit)
+            self.state: GraphState[Retriever] = GraphState(self.store, self.embedder.dim, (
+                mirror_cap(self.settings.memory_limit, self.store.is_local)))
         except BaseException:
             self.close()  # a Milvus Lite file stays locked while a client holds it
             raise
@@ -122,7 +122,8 @@ class GraphRAG:
     def memory_limit(self, rows: int | None) -> None:
         self.settings.memory_limit = None if rows is None else as_number(
             rows, int, "memory_limit", "a whole number of rows")
-        self.state.limit_mirror(self.settings.memory_limit)
+        self.state.vectors.limit(mirror_cap(self.settings.memory_limit, self.store.is_local))
+        self.state.forget_retriever()
 
     @property
     def retriever(self) -> Retriever:

@@ -35,6 +35,13 @@ def mirror_rows(memory_limit: int | None, is_local: bool) -> int:
     return memory_limit
 
 
+def mirror_cap(memory_limit: int | None, is_local: bool) -> int | None:
+    """Rows a kind's vectors kept in a process's heap may reach: a server graph's, whose
+    searches past the memory limit run in Milvus (`store.vectors.GraphVectors`); None on
+    Milvus Lite, whose vectors are memory-mapped files."""
+    return None if is_local else mirror_rows(memory_limit, False)
+
+
 def quiet_grpc() -> None:
     """Milvus Lite's embedded server throttles the client's keepalive pings and gRPC's C core
     prints each "GOAWAY too_many_pings" to stderr (the client reconnects by itself; errors

@@ -35,7 +35,6 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from hopgraph.config import mirror_rows
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.lexicon.keeper import Keeper
 from hopgraph.state.retrievers import Built, Held, Retrievers, Start
@@ -58,14 +57,12 @@ _READER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hopgraph-meta")
 class GraphState(Generic[R]):
     """One opened graph's version and what makes the next (see the module docstring)."""
 
-    def __init__(self, store: MilvusStore, dim: int, memory_limit: int | None = None) -> None:
+    def __init__(self, store: MilvusStore, dim: int, cap: int | None = None) -> None:
         self.store = store
         self.dim = dim
         self.log = ChangeLog(store, store.changes)
-        cap = self._mirror_cap(memory_limit)
-        self.vectors = GraphVectors(vector_files(store.snapshot_path(), dim,
-                                                 shared=store.is_local, cap=cap),
-                                    store.ann_min_rows, cap)
+        files = vector_files(store.snapshot_path(), dim, shared=store.is_local, cap=cap)
+        self.vectors = GraphVectors(files, store.ann_min_rows, cap)  # cap: `config.mirror_cap`
         self.keeper = Keeper(store)
         self.retrievers: Retrievers[R] = Retrievers(self.keeper)
         self._writing = 0  # writes under way in this process
@@ -161,16 +158,6 @@ class GraphState(Generic[R]):
         return found
 
     # --- the vector files -------------------------------------------------------------------
-
-    def _mirror_cap(self, memory_limit: int | None) -> int | None:
-        """Rows a kind's vectors kept in this process may reach (a server's graph, whose
-        searches past the memory limit run in Milvus); None on Milvus Lite (files)."""
-        return None if self.store.is_local else mirror_rows(memory_limit, False)
-
-    def limit_mirror(self, memory_limit: int | None) -> None:
-        """The memory limit changed: vectors kept past it are dropped (`GraphVectors`)."""
-        self.vectors.limit(self._mirror_cap(memory_limit))
-        self.retrievers.forget()
 
     def vectors_of(self, version: GraphVersion) -> dict[str, np.ndarray | None]:
         """The on-disk vectors that hold exactly `version`'s rows (memory maps), by kind
