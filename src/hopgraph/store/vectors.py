@@ -188,9 +188,7 @@ class GraphVectors:
     def unknown(self, sizes: dict[str, int]) -> None:
         """Forget every kind's vectors (a graph read back from Milvus, or dropped), and
         end a build of their indexes."""
-        self.indexing.cancel()
-        for file in self.files.values():
-            file.discard()
+        self.drop()
         self.rows = {kind: 0 if not size else -1 for kind, size in sizes.items()}
 
     def keep(self, matrices: dict[str, np.ndarray]) -> None:
