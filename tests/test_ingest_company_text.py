@@ -99,3 +99,25 @@ def test_a_table_row_relates_its_key_cell_to_each_cell_under_its_header() -> Non
                         Triplet("Keller Polymers", "score", "71"),
                         Triplet("Vantor Films", "material", "PET base film"),
                         Triplet("Vantor Films", "score", "88")]
+
+
+def test_a_record_is_about_the_name_before_its_first_comma() -> None:
+    # The first value names the record's subject and then its place: the subject is the name.
+    triplets = extract(None, "Supplier: Dunmore Recycling Ltd, Dundalk, County Louth\n"
+                       "Contact: Aoife Dunne, Sales Director\nCalled by: Priya Castell")
+    assert {Triplet("Dunmore Recycling", "contact", "Aoife Dunne"),
+            Triplet("Dunmore Recycling", "called by", "Priya Castell")} <= set(triplets)
+    # a first value of a date and more names no subject
+    dated = extract(None, "Date: 4 March 2025, Dundalk\nContact: Aoife Dunne")
+    assert not any(t.subject == "4 March 2025" for t in dated)
+
+
+def test_a_cell_or_value_naming_a_company_drops_its_legal_form() -> None:
+    # "Keller Polymers B.V." in a table is the "Keller Polymers" the prose writes: one entity.
+    triplets = extract(None, "| Supplier | Contract |\n|---|---|\n"
+                       "| Keller Polymers B.V. | MSA-2023-014 |\n"
+                       "| Dunmore Recycling Ltd | MSA-2025-003 |")
+    assert triplets == [Triplet("Keller Polymers", "contract", "MSA-2023-014"),
+                        Triplet("Dunmore Recycling", "contract", "MSA-2025-003")]
+    assert Triplet("IR-2330", "supplier", "Keller Polymers") in extract(
+        None, "Incident: IR-2330\nSupplier: Keller Polymers B.V.")

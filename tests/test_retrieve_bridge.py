@@ -204,3 +204,28 @@ def test_vectorized_choices_equal_the_plain_loops(seed: int) -> None:
         inner, taken = {first.entity}, {int(rng.integers(0, len(graph.entity_ids)))}
         assert finder.chain_candidates(first, *arrays(scores), taken, inner) == _loop_chain(
             finder, first, scores, taken, inner)
+
+
+@pytest.mark.parametrize(("name", "family"), [
+    ("IR-2341", "IR"), ("CA-2025-029", "CA"), ("sw-K4P-0453", "SW"), ("Keller Polymers", None),
+    ("2025-029", None), ("KX-4", "KX"),
+])
+def test_an_identifiers_family_is_its_leading_letters(name: str, family: str | None) -> None:
+    assert bridge.code_family(name) == family
+
+
+def test_relations_about_another_code_of_a_named_family_are_left_out() -> None:
+    graph = make_graph([("IR-2341", "supplier", "Brackley Coatings", ["p1"]),
+                        ("IR-2322", "supplier", "Orrin & Tate", ["p2"]),
+                        ("CA-2025-021", "from incident", "IR-2322", ["p3"]),
+                        ("CA-2025-029", "from incident", "IR-2341", ["p4"]),
+                        ("Orrin & Tate", "based in", "Redditch", ["p5"])])
+    scores = {r: 0.5 for r in range(len(graph.relations))}
+    kept = bridge.without_other_codes(graph, scores, {idx(graph, "IR-2341")})
+    assert {graph.relations[r].text for r in kept} == {
+        "IR-2341 supplier Brackley Coatings", "CA-2025-029 from incident IR-2341",
+        "Orrin & Tate based in Redditch"}  # CA is not a family the question names
+    # a question naming both incidents, or no code, keeps every relation
+    both = {idx(graph, "IR-2341"), idx(graph, "IR-2322")}
+    assert bridge.without_other_codes(graph, scores, both) == scores
+    assert bridge.without_other_codes(graph, scores, {idx(graph, "Orrin & Tate")}) == scores

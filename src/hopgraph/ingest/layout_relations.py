@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from hopgraph.ingest import fields
-from hopgraph.ingest.mentions import Rules, Vocabulary, is_code, names_in
+from hopgraph.ingest.mentions import Rules, Vocabulary, is_code, names_in, without_legal_form
 from hopgraph.records import Triplet
 
 MAX_VALUE_WORDS = 5
@@ -34,7 +34,7 @@ def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
         objects.extend(codes)
         if others and not codes and len(part.split()) <= MAX_VALUE_WORDS and "(" not in part \
                 and part[:1].isupper() and not values:
-            objects.append(part)
+            objects.append(without_legal_form(part))
         elif others:
             objects.extend(others + values)
         elif not codes and (found := _value(part)) is not None:
@@ -49,6 +49,17 @@ _UNIT = (r"(?:%|per cent|percent|kg|g|mg|t|tonnes?|km|m|cm|mm|l|ml|litres?|hours
 _VALUE = re.compile(
     rf"\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}"
     rf"|(?:[£$€]\s?)?\d[\d,.]*(?:\s?{_UNIT}\b)?")
+
+
+def _subject(value: str, rules: Rules, vocabulary: Vocabulary) -> str | None:
+    """What a record is about, from its first value: the one name it holds, or the one name
+    before its first comma ("Supplier: Dunmore Recycling Ltd, Dundalk, County Louth" is about
+    Dunmore Recycling; its town is another of its facts); None when neither is one name."""
+    whole = _objects(value, rules, vocabulary)
+    if len(whole) == 1:
+        return whole[0]
+    head = _objects(re.split(r"[;,](?!\d)", value)[0], rules, vocabulary)
+    return head[0] if len(head) == 1 and not _VALUE.fullmatch(head[0]) else None
 
 
 def _value(text: str) -> str | None:
@@ -69,9 +80,9 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
         if record.is_email:
             triplets.extend(_email(record, rules, vocabulary))
             continue
-        first = _objects(record.fields[0][1], rules, vocabulary)
-        if len(first) == 1:
-            subject = first[0]
+        first = _subject(record.fields[0][1], rules, vocabulary)
+        if first is not None:
+            subject = first
         for key, value in record.fields:
             if is_code(key):  # "CA-2025-021: Orrin & Tate adds annealing ...": about the code
                 triplets.extend(Triplet(key, "concerns", name)

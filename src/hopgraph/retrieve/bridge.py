@@ -36,6 +36,7 @@ from rapidfuzz import fuzz
 
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import normalize
+from hopgraph.ingest.mentions import is_code
 
 RELATION_POOL = 20  # K: relations taken from the question's relation search
 BRIDGES = 2  # B: bridge entities re-queried
@@ -52,6 +53,33 @@ _DATE_OR_NUMBER = re.compile(
     r"^[\d\s,.\-–/]*((jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
     r"|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\.?)?[\d\s,.\-–/]*$"
 )
+
+
+_FAMILY = re.compile(r"^[A-Za-z]+")
+
+
+def code_family(name: str) -> str | None:
+    """An identifier's family, its leading letters ("IR" of "IR-2341", "CA" of
+    "CA-2025-029"); None for a name that is not an identifier (`is_code`)."""
+    found = _FAMILY.match(name) if is_code(name) else None
+    return found.group(0).upper() if found else None
+
+
+def without_other_codes(graph: KnowledgeGraph, scores: dict[int, float], linked: set[int]
+                        ) -> dict[int, float]:
+    """The question's relations without those about another identifier of a family the
+    question names. Asked about IR-2341, a relation of IR-2322 is about another incident,
+    however alike an embedding model finds the two codes (it cuts both into the same
+    pieces); the question's BM25 term does the same for passages."""
+    families = {f for e in linked if (f := code_family(graph.entity_names[e])) is not None}
+    if not families:
+        return scores
+
+    def other(entity: int) -> bool:
+        return entity not in linked and code_family(graph.entity_names[entity]) in families
+
+    return {r: s for r, s in scores.items()
+            if not (other(int(graph.subjects[r])) or other(int(graph.objects[r])))}
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     linked = {m.index for m in matches}
     with clock.stage("search_graph"):
         steps = fanout.Steps(graph, lambda n: ctx.search.relations(qvec, n)[0], ctx.fanout)
-        scores = steps.best(bridge.RELATION_POOL)
+        scores = bridge.without_other_codes(graph, steps.best(bridge.RELATION_POOL), linked)
         own = [r for r in steps.of(sorted(linked)).tolist() if r not in scores]
         scores.update(ctx.search.score_relations(qvec, own))
     with clock.stage("bridges"):
