@@ -4,13 +4,15 @@ model's score scale.
 
 - `scale` (the default table): each of the default method's additive offsets
   (`retrieve/bridge.py`: ANCHOR_BONUS, BRIDGE_BOOST, CONFIDENCE_SLOPE, ONWARD_WEIGHT;
-  `retrieve/rank.py`: LEXICAL_WEIGHT, the BM25 share, and LEXICAL_WEIGHT_CODES, its share
-  for a question with an identifier) halved and doubled; `--only NAME` runs only those.
+  `retrieve/rank.py`: LEXICAL_WEIGHT, the BM25 share, LEXICAL_WEIGHT_CODES, its share for a
+  question with an identifier, and LEXICAL_WEIGHT_PROBES, its share in a bridge probe's
+  search) halved and doubled; `--only NAME` runs only those.
 - `seed`: the seed method's cosine cut-off for an entity to count as the question's
   (`rank.ENTITY_MIN_SCORE`) at 0.7, 0.8 (shipped) and 0.9.
 - `stages`: the default method with one stage at a time switched off (no third-hop chain,
   no bridges at all, no anchor bonus, no path step, no boost of the bridge's passages, no
-  BM25 term), beside naive: which stage carries the gain for each embedder.
+  BM25 term in the question's search, none in the probes'), beside naive: which stage
+  carries the gain for each embedder.
 
     .venv/bin/python benchmarks/score_scale.py --graph-db local=/tmp/bm_musique.db \
         --graph-db "$MPNET=/tmp/bm_mpnet.db"
@@ -36,7 +38,8 @@ from hopgraph.retrieve import bridge, rank
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "musique"
 CONSTANTS = ((bridge, "ANCHOR_BONUS"), (bridge, "BRIDGE_BOOST"), (bridge, "CONFIDENCE_SLOPE"),
-             (rank, "LEXICAL_WEIGHT"), (bridge, "ONWARD_WEIGHT"), (rank, "LEXICAL_WEIGHT_CODES"))
+             (rank, "LEXICAL_WEIGHT"), (bridge, "ONWARD_WEIGHT"), (rank, "LEXICAL_WEIGHT_CODES"),
+             (rank, "LEXICAL_WEIGHT_PROBES"))
 FACTORS = (0.5, 1.0, 2.0)
 SEED_CUTOFFS = (0.7, 0.8, 0.9)
 STAGES = (  # (label, method, module, constant, value): one stage off at a time
@@ -47,7 +50,8 @@ STAGES = (  # (label, method, module, constant, value): one stage off at a time
     ("no anchor bonus", "default", bridge, "ANCHOR_BONUS", 0.0),
     ("no path step (ONWARD_WEIGHT 0)", "default", bridge, "ONWARD_WEIGHT", 0.0),
     ("no bridge boost", "default", bridge, "BRIDGE_BOOST", 0.0),
-    ("no BM25 term", "default", rank, "LEXICAL_WEIGHT", 0.0),
+    ("no BM25 term in the question's search", "default", rank, "LEXICAL_WEIGHT", 0.0),
+    ("no BM25 term in the probes' searches", "default", rank, "LEXICAL_WEIGHT_PROBES", 0.0),
 )
 
 

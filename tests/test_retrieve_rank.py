@@ -4,7 +4,9 @@ from hopgraph.records import Hit
 from hopgraph.retrieve.rank import (
     LEXICAL_WEIGHT,
     LEXICAL_WEIGHT_CODES,
+    LEXICAL_WEIGHT_PROBES,
     lexical_weight,
+    search_weights,
     with_lexical,
 )
 
@@ -37,3 +39,12 @@ def test_no_lexical_evidence_leaves_dense_scores() -> None:
 def test_a_question_with_an_identifier_leans_more_on_bm25(question: str, codes: bool) -> None:
     assert lexical_weight(question) == (LEXICAL_WEIGHT_CODES if codes else LEXICAL_WEIGHT)
     assert LEXICAL_WEIGHT_CODES > LEXICAL_WEIGHT
+
+
+def test_a_bridge_probe_leans_more_on_bm25_than_the_question() -> None:
+    # The probe adds a name to the question; words match the name whole.
+    assert search_weights("Who was the teacher of Euler?", 2) == [
+        LEXICAL_WEIGHT, LEXICAL_WEIGHT_PROBES, LEXICAL_WEIGHT_PROBES]
+    assert search_weights("Who owns IR-2330?", 1) == [LEXICAL_WEIGHT_CODES, LEXICAL_WEIGHT_PROBES]
+    assert search_weights("Who owns IR-2330?", 0) == [LEXICAL_WEIGHT_CODES]
+    assert LEXICAL_WEIGHT_PROBES > LEXICAL_WEIGHT_CODES > LEXICAL_WEIGHT

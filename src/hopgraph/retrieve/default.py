@@ -51,9 +51,9 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     with clock.stage("search_lexical"):
         lexical = ctx.search.lexical([question] + [p.text for p in probes], pool)
     with clock.stage("rank"):
-        weight = rank.lexical_weight(question)
-        per_search = [rank.with_lexical(d, lx, weight)
-                      for d, lx in zip(dense, lexical, strict=True)]
+        weights = rank.search_weights(question, len(probes))
+        per_search = [rank.with_lexical(d, lx, w)
+                      for d, lx, w in zip(dense, lexical, weights, strict=True)]
         merged = bridge.merge_searches(
             per_search[0], list(zip(probes, per_search[1:], strict=True)),
             {p.entity: graph.passages_of_entity(p.entity) for p in probes},

@@ -11,6 +11,9 @@ ENTITY_MIN_SCORE = 0.8  # cosine below this is a different entity, not a spellin
 RELATION_TOP_K = 10  # relations per question (relation search, seed method)
 LEXICAL_WEIGHT = 0.05  # BM25 share, after dividing by the query's best BM25 score
 LEXICAL_WEIGHT_CODES = 0.1  # the BM25 share for a question that holds an identifier
+# The BM25 share in a bridge probe's search ("question + bridge name"): what the probe adds is a
+# name, which words match whole while its embedding is mostly the question's.
+LEXICAL_WEIGHT_PROBES = 0.15
 _EDGES = ".,;:!?()[]{}\"'“”‘’"
 
 
@@ -27,6 +30,12 @@ def lexical_weight(question: str) -> float:
         if is_code(word):
             return LEXICAL_WEIGHT_CODES
     return LEXICAL_WEIGHT
+
+
+def search_weights(question: str, probes: int) -> list[float]:
+    """The BM25 share of each passage search of the default method: the question's own
+    (`lexical_weight`), then LEXICAL_WEIGHT_PROBES for each of its `probes` bridge probes."""
+    return [lexical_weight(question)] + [LEXICAL_WEIGHT_PROBES] * probes
 
 
 def with_lexical(dense: dict[str, float], bm25: list[Hit],
