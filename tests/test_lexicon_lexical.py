@@ -147,3 +147,21 @@ def test_probes_searched_together_score_as_searched_alone() -> None:
         together = index.search_many(queries, 7, allowed)
         assert together == [index.search(q, 7, allowed) for q in queries]
         assert all(together[:5])
+
+
+def test_a_names_share_is_its_rarest_words_share_of_the_passages() -> None:
+    index = LocalBM25(["a", "b", "c", "d"], [
+        "Ashby Vale makes trays at Coalville",
+        "Ashby Vale buys flake from Keller Polymers",
+        "The Vale of Evesham",
+        "Keller Polymers runs a wash plant",
+    ])
+    assert index.share("Ashby Vale") == 0.5  # "ashby" is in two passages of four
+    assert index.share("Keller Polymers") == 0.5
+    assert index.share("Coalville") == 0.25
+    assert index.share("Ashby Zebra") == 0.0  # a word no passage has
+    assert index.share("the") == 0.0  # no indexed word at all
+    updated = index.updated(["a"], [("e", "Ashby Vale again")])
+    assert updated.share("Ashby Vale") == 0.5
+    assert updated.share("Coalville") == 0.0
+    assert LocalBM25([], []).share("Ashby Vale") == 0.0

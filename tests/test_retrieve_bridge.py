@@ -229,3 +229,19 @@ def test_relations_about_another_code_of_a_named_family_are_left_out() -> None:
     both = {idx(graph, "IR-2341"), idx(graph, "IR-2322")}
     assert bridge.without_other_codes(graph, scores, both) == scores
     assert bridge.without_other_codes(graph, scores, {idx(graph, "Orrin & Tate")}) == scores
+
+
+def test_names_found_all_over_the_passages_are_left_out_of_the_relation_question() -> None:
+    question = "Under which contract does Ashby Vale buy the flake whose lot caused IR-2330?"
+    common = bridge.COMMON_SHARE
+    kept = bridge.without_common_names(question, [("Ashby Vale", common), ("IR-2330", 0.05)])
+    assert kept == "Under which contract does buy the flake whose lot caused IR-2330?"
+    # Below the share, or with too few words left, the question is kept whole.
+    assert bridge.without_common_names(question, [("Ashby Vale", common - 0.01)]) == question
+    assert bridge.without_common_names("Who owns Ashby Vale?", [("Ashby Vale", 0.9)]) == (
+        "Who owns Ashby Vale?")
+    # The matched text, case aside; the longer of two overlapping names first.
+    assert bridge.without_common_names(
+        "Where is ashby vale's Coalville site, and who runs it?",
+        [("Ashby Vale", 0.6), ("ashby vale's Coalville", 0.4)],
+    ) == "Where is site, and who runs it?"

@@ -39,7 +39,7 @@ from hopgraph.identity import normalize
 from hopgraph.ingest.mentions import is_code
 
 RELATION_POOL = 20  # K: relations taken from the question's relation search
-BRIDGES = 2  # B: bridge entities re-queried
+BRIDGES = 3  # B: bridge entities re-queried
 CHAIN = 2  # C: neighbours of the best bridge re-queried (third hop)
 CHAIN_SHORTLIST = 10  # neighbours whose onward relations are scored before choosing C
 BRIDGE_SHORTLIST = 6  # proposals whose onward relations are scored before choosing B
@@ -48,6 +48,8 @@ ANCHOR_BONUS = 0.5  # ALPHA: bonus / |passages of the linked anchor|
 BRIDGE_BOOST = 0.05  # BETA: added to passages of the bridge's own relations
 CONFIDENCE_SLOPE = 1.0  # GAMMA: probe penalty per unit of confidence below the best probe
 NAMED_CUTOFF = 90.0  # partial fuzzy ratio at which a name counts as already in the question
+COMMON_SHARE = 0.3  # share of the passages from which a named entity is the folder's own
+MIN_WORDS_LEFT = 3  # words a question must keep for its common names to be left out
 
 _DATE_OR_NUMBER = re.compile(
     r"^[\d\s,.\-–/]*((jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
@@ -80,6 +82,27 @@ def without_other_codes(graph: KnowledgeGraph, scores: dict[int, float], linked:
 
     return {r: s for r, s in scores.items()
             if not (other(int(graph.subjects[r])) or other(int(graph.objects[r])))}
+
+
+def without_common_names(question: str, named: list[tuple[str, float]]) -> str:
+    """The question as the relations are scored against it: without the names it names
+    (`named`: each name's text as matched in the question, and the largest share of the
+    passages that can hold it) found in at least COMMON_SHARE of the passages.
+
+    A company's folder names the company (or its home town) in every other passage. An
+    embedding model still leans on a name it sees in a question, so the relations that
+    merely repeat it ("Annual Review 2024 mentions Ashby Vale Packaging") outscore the
+    ones the question asks about ("IR-2330 supplier Keller Polymers"). A name that common
+    tells nothing about which fact is asked, as BM25's weight for it already says. The
+    question is kept whole when too few words would be left to score anything by.
+    """
+    common = [text for text, share in named if share >= COMMON_SHARE and text.strip()]
+    if not common:
+        return question
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(common, key=len, reverse=True)),
+                         re.IGNORECASE)
+    left = " ".join(pattern.sub(" ", question).split())
+    return left if len(re.findall(r"\w+", left)) >= MIN_WORDS_LEFT else question
 
 
 @dataclass(frozen=True)

@@ -31,18 +31,19 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     graph = ctx.graph
     linked = {m.index for m in matches}
     with clock.stage("search_graph"):
-        steps = fanout.Steps(graph, lambda n: ctx.search.relations(qvec, n)[0], ctx.fanout)
+        rvec = _relation_vector(ctx, question, qvec, matches)
+        steps = fanout.Steps(graph, lambda n: ctx.search.relations(rvec, n)[0], ctx.fanout)
         scores = bridge.without_other_codes(graph, steps.best(bridge.RELATION_POOL), linked)
         own = [r for r in steps.of(sorted(linked)).tolist() if r not in scores]
-        scores.update(ctx.search.score_relations(qvec, own))
+        scores.update(ctx.search.score_relations(rvec, own))
     with clock.stage("bridges"):
         finder = bridge.BridgeFinder(graph, question, linked)
         proposals = finder.bridges(scores, max(bridge.BRIDGES, bridge.BRIDGE_SHORTLIST))
-        onward = _onward(ctx, qvec, scores, steps,
+        onward = _onward(ctx, rvec, scores, steps,
                          [(p.entity, p.relation) for p in proposals])
         probes = finder.by_path(proposals, onward)
         if probes:
-            probes += _chain(ctx, qvec, finder, probes, scores, steps)
+            probes += _chain(ctx, rvec, finder, probes, scores, steps)
     with clock.stage("embed_probes"):
         vectors = np.vstack([qvec, ctx.embedder.embed([p.text for p in probes])])
     pool = max(top_k, rank.POOL)
@@ -73,6 +74,19 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
                      "their relations (HOPGRAPH_FANOUT)")
     return Retrieval(question, "default", passages, relations=relations, notes=notes,
                      bridges=bridges)
+
+
+def _relation_vector(ctx: Context, question: str, qvec: np.ndarray,
+                     matches: list[EntityMatch]) -> np.ndarray:
+    """The vector the relations are scored by: the question's, or, when it names a name
+    found all over the passages, that of the question without it
+    (`bridge.without_common_names`; one more embedding only then)."""
+    if not matches:
+        return qvec
+    texts = [m.matched for m in matches]
+    shares = ctx.search.name_shares([m.name for m in matches])
+    kept = bridge.without_common_names(question, list(zip(texts, shares, strict=True)))
+    return qvec if kept == question else ctx.embedder.embed([kept])
 
 
 def _chain(ctx: Context, qvec: np.ndarray, finder: bridge.BridgeFinder,

@@ -219,6 +219,11 @@ class MemorySearcher:
         allowed = None if scope is None else scope.passage_ids
         return self._bm25.search_many(queries, limit, allowed)
 
+    def name_shares(self, names: list[str]) -> list[float]:
+        """For each name, the largest share of all passages that can hold it
+        (`LocalBM25.share`)."""
+        return [self._bm25.share(name) for name in names]
+
     @property
     def bm25(self) -> LocalBM25:
         """The BM25 index (a later searcher may carry it over)."""

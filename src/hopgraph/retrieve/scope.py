@@ -203,6 +203,9 @@ class ScopedSearch:
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
         return self.base.lexical(queries, limit, scope=self.scope)
 
+    def name_shares(self, names: list[str]) -> list[float]:
+        return self.base.name_shares(names)  # how common a name is in the whole graph
+
     def texts(self, passage_ids: list[str]) -> dict[str, str]:
         return self.base.texts(passage_ids)
 

@@ -53,6 +53,8 @@ class Searches(Protocol):
 
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]: ...
 
+    def name_shares(self, names: list[str]) -> list[float]: ...
+
     def texts(self, passage_ids: list[str]) -> dict[str, str]: ...
 
     @property
@@ -224,14 +226,24 @@ class MilvusSearcher:
                 ) -> list[list[Hit]]:
         """Top-`limit` passages per query by BM25 (the local index, built on first use; in
         `scope`)."""
+        allowed = None if scope is None else scope.passage_ids
+        return self._lexicon().search_many(queries, limit, allowed)
+
+    def name_shares(self, names: list[str]) -> list[float]:
+        """For each name, the largest share of all passages that can hold it
+        (`LocalBM25.share`)."""
+        index = self._lexicon()
+        return [index.share(name) for name in names]
+
+    def _lexicon(self) -> LocalBM25:
+        """The local BM25 index, built on first use."""
         if self._bm25 is None:  # the graph's passages (Milvus may hold newer ones)
             index = self.graph.passage_index
             pairs = [(row["id"], row["text"])
                      for row in self.store.scan(self.store.passages, ["id", "text"])
                      if row["id"] in index]
             self._bm25 = passage_bm25(pairs)
-        allowed = None if scope is None else scope.passage_ids
-        return self._bm25.search_many(queries, limit, allowed)
+        return self._bm25
 
     @property
     def bm25(self) -> LocalBM25 | None:
