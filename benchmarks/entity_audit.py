@@ -53,6 +53,7 @@ not kind: a reader should agree with each sample line.
 Usage (from the repository root):
   .venv/bin/python benchmarks/entity_audit.py DIR [--sample N] [--json FILE]
   .venv/bin/python benchmarks/entity_audit.py --set dev      # builds benchmarks/business/dev
+                                                    # (or --set dev_b, --set holdout)
 """
 
 from __future__ import annotations
@@ -432,7 +433,7 @@ def report(result: Audit, sample: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", help="a folder of .md/.txt/.pdf documents")
-    parser.add_argument("--set", choices=["dev", "holdout"],
+    parser.add_argument("--set", choices=["dev", "dev_b", "holdout"],
                         help="instead of a folder: build benchmarks/business/SET")
     parser.add_argument("--sample", type=int, default=15, help="names shown per class")
     parser.add_argument("--json", metavar="FILE", help="also write every entity's class")

@@ -18,19 +18,20 @@ from hopgraph.embed import LocalEmbedder
 from hopgraph.ingest.reading import read_documents
 
 DEV = Path(__file__).resolve().parents[1] / "benchmarks" / "business" / "dev"
+DEV_B = DEV.parent / "dev_b"  # the second company tuned on (Tolland & Reeve)
 SLICE = ["incident_IR-2322.txt", "kx4_sealers.md", "account_bramleys_fresh_kitchen.txt",
          "supply_agreement_MSA-2024-002.pdf", "staff_profiles.md", "approved_suppliers.md"]
 
 
-def questions() -> list[dict]:
-    return json.loads((DEV / "questions.json").read_text(encoding="utf-8"))
+def questions(folder: Path = DEV) -> list[dict]:
+    return json.loads((folder / "questions.json").read_text(encoding="utf-8"))
 
 
-def source(title: str) -> str:
+def source(title: str, folder: Path = DEV) -> str:
     """A document's text as written: a PDF's is the text of its source's blocks."""
     if not title.endswith(".pdf"):
-        return (DEV / title).read_text(encoding="utf-8")
-    blocks = json.loads((DEV / f"{title}.json").read_text(encoding="utf-8"))["blocks"]
+        return (folder / title).read_text(encoding="utf-8")
+    blocks = json.loads((folder / f"{title}.json").read_text(encoding="utf-8"))["blocks"]
     return "\n".join(block.get(key, "") if key != "lines" else "\n".join(block[key])
                      for block in blocks for key in block if key != "page_break")
 
@@ -51,8 +52,9 @@ def build(folder: Path, names: list[str] | None = None) -> Path:
     return folder
 
 
-def test_the_questions_need_two_or_three_documents_and_quote_them() -> None:
-    items = questions()
+@pytest.mark.parametrize("folder", [DEV, DEV_B], ids=["dev", "dev_b"])
+def test_the_questions_need_two_or_three_documents_and_quote_them(folder: Path) -> None:
+    items = questions(folder)
     assert len(items) >= 40
     texts: dict[str, str] = {}
     for item in items:
@@ -61,13 +63,14 @@ def test_the_questions_need_two_or_three_documents_and_quote_them() -> None:
         for paragraph in item["paragraphs"]:
             gold = paragraph["paragraph_text"]
             assert 1 <= len(sentences(gold)) <= 3, gold
-            text = texts.setdefault(paragraph["title"], " ".join(source(paragraph["title"])
-                                                                 .split()))
+            text = texts.setdefault(paragraph["title"], " ".join(
+                source(paragraph["title"], folder).split()))
             assert " ".join(gold.split()) in text, (paragraph["title"], gold)
 
 
-def test_the_documents_are_a_company_folder() -> None:
-    kinds = [p.name.removesuffix(".json").rsplit(".", 1)[-1] for p in DEV.iterdir()
+@pytest.mark.parametrize("folder", [DEV, DEV_B], ids=["dev", "dev_b"])
+def test_the_documents_are_a_company_folder(folder: Path) -> None:
+    kinds = [p.name.removesuffix(".json").rsplit(".", 1)[-1] for p in folder.iterdir()
              if p.name != "questions.json"]
     assert len(kinds) >= 25 and kinds.count("pdf") >= 4
     assert kinds.count("md") >= 5 and kinds.count("txt") >= 5

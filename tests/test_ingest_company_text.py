@@ -121,3 +121,56 @@ def test_a_cell_or_value_naming_a_company_drops_its_legal_form() -> None:
                         Triplet("Dunmore Recycling", "contract", "MSA-2025-003")]
     assert Triplet("IR-2330", "supplier", "Keller Polymers") in extract(
         None, "Incident: IR-2330\nSupplier: Keller Polymers B.V.")
+
+
+def test_a_table_laid_out_with_spaces_relates_its_rows_like_a_markdown_one() -> None:
+    text = ("Job       Date        Site        Engineer\n"
+            "--------  ----------  ----------  ------------\n"
+            "JB-40512  13/01/2025  S-CAR-003   David Marsh\n"
+            "JB-40593  14/02/2025  S-NCL-011   Ardent Lifts Ltd\n")
+    triplets = extract(None, text)
+    assert triplets == [Triplet("JB-40512", "date", "13/01/2025"),
+                        Triplet("JB-40512", "site", "S-CAR-003"),
+                        Triplet("JB-40512", "engineer", "David Marsh"),
+                        Triplet("JB-40593", "date", "14/02/2025"),
+                        Triplet("JB-40593", "site", "S-NCL-011"),
+                        Triplet("JB-40593", "engineer", "Ardent Lifts")]
+    # With no header (every line holds a digit), a row's cells are what its key cell has;
+    # no name runs across a column's gap.
+    rows = extract(None, "JB-40593  14/02/2025  QPP-CH-0518   S-NCL-011  Lift L2  Ardent Lifts\n"
+                         "JB-41230  01/04/2025  QPP-CH-0562   S-NCL-011  Lift L2  Ardent Lifts\n")
+    assert Triplet("JB-40593", "has", "QPP-CH-0518") in rows
+    assert Triplet("JB-41230", "has", "Ardent Lifts") in rows
+    assert all("  " not in name for t in rows for name in (t.subject, t.object))
+
+
+def test_prose_with_two_spaces_is_no_table() -> None:
+    # Two spaces after a full stop, on lines whose gaps do not line up, are still prose.
+    text = ("Priya Castell met Lena Vos in Rotterdam.  They agreed a new price.  It holds.\n"
+            "Keller Polymers will ship from May.  Dunmore Recycling ships now.  Both agreed.")
+    assert Triplet("Priya Castell", "met", "Lena Vos") in extract(None, text)
+    assert names("Ardent Lifts         Completed") == ["Ardent Lifts", "Completed"]
+
+
+def test_an_actions_owner_after_a_dash_is_linked_to_what_it_names() -> None:
+    text = ("Actions:\n\n- Count specks on every RB-118 lot from Keller Polymers — Marek Nowak, "
+            "ongoing\n- Book the September visit to Marsh & Pollard Butchers — Leah Morton\n\n"
+            "We book visits a month ahead.")
+    triplets = extract("Quality review", text)
+    assert Triplet("Marek Nowak", "count specks on every rb-118 lot", "Keller Polymers") \
+        in triplets
+    assert Triplet("Leah Morton", "book the september visit to", "Marsh & Pollard Butchers") \
+        in triplets
+    # A verb opening the item (the text writes it in lower case too) is not glued to the
+    # name after "the".
+    assert not any(name.startswith("Book") for t in triplets for name in (t.subject, t.object))
+    # A dash inside a sentence, followed by more words, names no owner.
+    aside = extract(None, "The album — Thriller — was released by Michael Jackson.")
+    assert not any(t.subject == "Thriller" and "album" in t.predicate for t in aside)
+
+
+def test_numeric_dates_are_values_and_no_records_subject() -> None:
+    triplets = extract(None, "Logged: 13/01/2025\nEngineer: David Marsh")
+    assert not any(t.subject == "13/01/2025" for t in triplets)
+    assert Triplet("IR-7", "raised", "2025-01-13") in extract(None, "Incident: IR-7\n"
+                                                               "Raised: 2025-01-13")

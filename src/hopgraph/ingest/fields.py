@@ -13,6 +13,11 @@ that into triplets with its own mention rules (`offline_extractor.structure_trip
   about what the Subject names, on its Date.
 - A Markdown table row relates its first cell's name to each other cell, the column's header
   being the predicate (`Keller Polymers | owner | Priya Castell`).
+- Plain text lays tables out in columns of spaces (a log exported as text): two or more
+  lines cut into three or more cells by runs of two spaces (or a tab), with at least two
+  cells starting at the same columns, are a table too. Its first line is the header when it
+  holds no digit and a later row does; a rule of dashes under it is skipped; a table with no
+  header relates its cells as "has".
 """
 
 from __future__ import annotations
@@ -24,6 +29,10 @@ _FIELD = re.compile(r"^\s{0,3}(?P<key>[A-Z][\w&'’./()-]*(?:[ ][\w&'’./()-]+)
                     r"(?P<value>\S.*?)\s*$")
 _TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_CELL = re.compile(r"\S+(?: \S+)*")  # text between runs of two or more spaces
+_RULE_CELL = re.compile(r"^[-=_]+$")
+MIN_COLUMNS = 3  # cells a line needs to be a row of a table laid out with spaces
+MIN_ALIGNED = 2  # cell starts (past the first) two rows must share to be one table
 MAX_KEY_CHARS = 40
 EMAIL_KEYS = {"from": "from", "to": "wrote to", "cc": "wrote to", "subject": "wrote about",
               "date": "wrote on", "sent": "wrote on"}
@@ -74,16 +83,77 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in _TABLE_ROW.match(line).group(1).split("|")]  # type: ignore[union-attr]
 
 
+def _columns(line: str) -> list[tuple[int, str]]:
+    """(start column, cell) of a line cut at runs of two or more spaces (tabs as spaces)."""
+    return [(found.start(), found.group()) for found in _CELL.finditer(line.expandtabs(8))]
+
+
+def _aligned(one: list[tuple[int, str]], other: list[tuple[int, str]]) -> bool:
+    """Whether two lines are rows of one table laid out with spaces."""
+    if min(len(one), len(other)) < MIN_COLUMNS:
+        return False
+    return len({start for start, _ in one[1:]} & {start for start, _ in other[1:]}) >= MIN_ALIGNED
+
+
+def _spaced_tables(lines: list[str]) -> dict[int, Table | None]:
+    """The lines that belong to tables laid out with spaces: line number -> its table (None
+    for the header and the rule under it, which are read as the table's header)."""
+    cut = [_columns(line) if "  " in line.expandtabs(8).strip() else [] for line in lines]
+    found: dict[int, Table | None] = {}
+    number = 0
+    while number < len(lines):
+        end = number + 1
+        while end < len(lines) and (_aligned(cut[end - 1], cut[end])
+                                    or (_is_rule(cut[end]) and end + 1 < len(lines)
+                                        and _aligned(cut[end - 1], cut[end + 1]))):
+            end += 1
+        if end - number >= 2:
+            found.update(_spaced_table(lines, cut, number, end))
+        number = end
+    return found
+
+
+def _is_rule(cells: list[tuple[int, str]]) -> bool:
+    return bool(cells) and all(_RULE_CELL.match(cell) for _, cell in cells)
+
+
+def _spaced_table(lines: list[str], cut: list[list[tuple[int, str]]], first: int, end: int
+                  ) -> dict[int, Table | None]:
+    """One table laid out with spaces, lines first..end-1: each cell under the column whose
+    start is the last at or before it."""
+    rows = [n for n in range(first, end) if not _is_rule(cut[n])]
+    digits = [any(ch.isdigit() for ch in lines[n]) for n in rows]
+    has_header = not digits[0] and any(digits[1:])
+    starts = [start for start, _ in cut[rows[0]]]
+    table = Table([cell for _, cell in cut[rows[0]]] if has_header else [""] * len(starts))
+    found: dict[int, Table | None] = {n: None for n in range(first, end)}
+    for n in rows[1:] if has_header else rows:
+        row = [""] * len(starts)
+        for start, cell in cut[n]:
+            column = max([i for i, s in enumerate(starts) if s <= start + 1] or [0])
+            row[column] = f"{row[column]} {cell}".strip()
+        table.rows.append(row)
+        found[n] = table
+    return found
+
+
 def split(text: str) -> Layout:
     """The chunk's text as prose, key–value records and tables."""
     layout = Layout()
     record: Record | None = None
     table: Table | None = None
     lines = text.split("\n")
+    spaced = _spaced_tables(lines)
     for number, line in enumerate(lines):
         if not line.strip():
             record = table = None
             layout.prose.append("")
+            continue
+        if number in spaced:
+            record = table = None
+            made = spaced[number]
+            if made is not None and made not in layout.tables:
+                layout.tables.append(made)
             continue
         if _TABLE_ROW.match(line):
             record = None

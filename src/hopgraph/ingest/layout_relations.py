@@ -48,16 +48,18 @@ _UNIT = (r"(?:%|per cent|percent|kg|g|mg|t|tonnes?|km|m|cm|mm|l|ml|litres?|hours
          r"weeks?|months?|years?|million|billion|thousand)")
 _VALUE = re.compile(
     rf"\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}"
+    rf"|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|\d{{4}}-\d{{2}}-\d{{2}}"  # 13/01/2025, 2025-01-13
     rf"|(?:[£$€]\s?)?\d[\d,.]*(?:\s?{_UNIT}\b)?")
 
 
 def _subject(value: str, rules: Rules, vocabulary: Vocabulary) -> str | None:
     """What a record is about, from its first value: the one name it holds, or the one name
     before its first comma ("Supplier: Dunmore Recycling Ltd, Dundalk, County Louth" is about
-    Dunmore Recycling; its town is another of its facts); None when neither is one name."""
+    Dunmore Recycling; its town is another of its facts); None when neither is one name, or
+    the name is a date or an amount."""
     whole = _objects(value, rules, vocabulary)
     if len(whole) == 1:
-        return whole[0]
+        return None if _VALUE.fullmatch(whole[0]) else whole[0]
     head = _objects(re.split(r"[;,](?!\d)", value)[0], rules, vocabulary)
     return head[0] if len(head) == 1 and not _VALUE.fullmatch(head[0]) else None
 

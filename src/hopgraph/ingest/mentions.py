@@ -5,7 +5,7 @@ name.
 - mentions: runs of capitalized tokens, with inner "of/de/von/the/..." between capitalized
   ones, acronyms, and numbers with the month or unit beside them; a capitalized function
   word opening a sentence ("The", "In", "He") is not a mention; a mention never spans a line
-  break (list items, names in a column);
+  break (list items, names in a column), a tab or a run of spaces (a table's columns);
 - "codes": an identifier written with hyphens or slashes between letters and digits
   (`IR-2322`, `CA-2025-014`, `KX-4`) is one token, so one name; a code starts a name of its
   own (`Incident IR-2322` names IR-2322) and capitalized words after it stay with it
@@ -92,6 +92,9 @@ def is_cap(value: str) -> bool:
     return first.isupper() or (first.isalpha() and not first.islower() and not first.isupper())
 
 
+_GAP = re.compile(r"\n|\t| {2,}")
+
+
 def is_number(value: str) -> bool:
     return any(ch.isdigit() for ch in value) and not any(ch.isalpha() for ch in value[:1])
 
@@ -161,7 +164,9 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
     write a mention as it was written; one space each by default)."""
     found: list[Mention] = []
     i, n = 0, len(tokens)
-    breaks = ["\n" in space for space in spacing] if spacing is not None else [False] * n
+    # A line break ends a name, and so does a gap of spaces (columns of a table or a form).
+    breaks = ([_GAP.search(space) is not None for space in spacing] if spacing is not None
+              else [False] * n)
     while i < n:
         value = tokens[i]
         starts = (is_cap(value) and not (i == 0 and value.lower() in OPENERS)

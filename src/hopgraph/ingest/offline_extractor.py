@@ -20,8 +20,11 @@ Rules (the ablation in docs/extraction.md measures each):
 - "common words": a capitalized word opening a sentence, which the document also writes in
   lower case ("Staff meet on Fridays" beside "our staff"), is not a mention;
 - a dateline opening a text (`LONDON, 3 June 2025 -`) is not read as names;
-- layout (`ingest.fields`): key–value lines, e-mail headers and table rows relate what
-  they name (`ingest.layout_relations`); their keys are never names.
+- layout (`ingest.fields`): key–value lines, e-mail headers and table rows (Markdown, or
+  columns laid out with spaces) relate what they name (`ingest.layout_relations`); their
+  keys are never names; an item that ends with its owner after a dash (an action in
+  minutes: "Count specks on every lot — Marek Nowak, ongoing") links the owner to what the
+  item names.
 """
 
 from __future__ import annotations
@@ -192,6 +195,8 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
                     continue
                 predicate = " ".join(between[:MAX_PREDICATE_WORDS]).lower()
                 triplets.append(Triplet(left_name, predicate, right_name))
+        if rules.layout:
+            triplets.extend(_owned(tokens, sentence_mentions, resolved))
         if subject_name is not None:
             topic = subject_name
     report.passages += 1
@@ -201,15 +206,48 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     return triplets
 
 
+_DASHES = frozenset("—–")
+_AFTER_OWNER = frozenset(",;(")
+
+
+def _owned(tokens: list[str], found: list[Mention], names: list[str]) -> list[Triplet]:
+    """An item that ends with its owner after a dash, as minutes list their actions ("Count
+    specks on every RB-118 lot from Keller Polymers — Marek Nowak, ongoing"): the owner is
+    linked to each name of the item by the item's words before that name, its action (the
+    pairs rule finds no words between the last name and the owner). Only a name that ends
+    the item, or is followed by a comma, a semicolon or a bracket (a due date, a status),
+    is an owner."""
+    dash = max((i for i, t in enumerate(tokens) if t in _DASHES), default=None)
+    owner = next((k for k, m in enumerate(found) if dash is not None and m.start == dash + 1),
+                 None)
+    if owner is None or (found[owner].end < len(tokens)
+                         and tokens[found[owner].end] not in _AFTER_OWNER):
+        return []
+    linked = []
+    for mention, name in zip(found[:owner], names[:owner], strict=True):
+        action = _words(tokens[:mention.start])[:MAX_PREDICATE_WORDS]
+        if action and name != names[owner]:
+            linked.append(Triplet(names[owner], " ".join(action).lower(), name))
+    return linked
+
+
 def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary | None,
                  title: str | None) -> list[Mention]:
     """Without a one-word mention opening the sentence ("Staff meet on Fridays", "Products
     ship in June") that the texts also write in lower case, or never capitalize inside a
-    sentence: capitalized for grammar, not because it names something."""
-    if vocabulary is None or not found or found[0].start != 0 or found[0].end != 1 \
+    sentence: capitalized for grammar, not because it names something. A longer one that
+    opens with such a word and "the" keeps the name after them."""
+    if vocabulary is None or not found or found[0].start != 0 \
             or found[0].text == title or is_number(tokens[0]):
         return found
-    word = tokens[0]
-    if word.lower() in vocabulary.lower or word not in vocabulary.named:
-        return found[1:]
+    word, first = tokens[0], found[0]
+    if first.end == 1:
+        return found[1:] if word.lower() in vocabulary.lower or word not in vocabulary.named \
+            else found
+    # "Complete the Dunmore Recycling approval file", "Book the September visit": a verb
+    # capitalized for grammar, glued by "the" to the name after it, is not part of the name.
+    words = first.text.split(None, 2)
+    if first.end - first.start >= 3 and tokens[1] == "the" and word.lower() in vocabulary.lower \
+            and words[:2] == tokens[:2] and len(words) == 3:
+        return [Mention(words[2], 2, first.end), *found[1:]]
     return found
