@@ -205,6 +205,20 @@ def test_a_long_table_is_cut_between_rows_with_its_header_in_every_piece() -> No
         assert table.header == ["Serial", "Model", "Where", "Installed"] and table.rows
 
 
+def test_a_short_tables_rows_are_a_chunk_each_apart_from_the_text_around_it() -> None:
+    header = "| Supplier | Contract | Owner |\n|---|---|---|"
+    rows = ["| Keller Polymers B.V. | MSA-2023-014 | Priya Castell |",
+            "| Dunmore Recycling Ltd | MSA-2025-003 | Priya Castell |"]
+    text = ("# Approved suppliers\n\nThe register lists every approved supplier.\n\n"
+            + "\n".join([header, *rows]) + "\n\nReviewed each quarter.\n")
+    chunks = chunk_documents([Document("s.md", text, "md")])
+    assert [c.text for c in chunks] == ["The register lists every approved supplier.",
+                                        f"{header}\n{rows[0]}", f"{header}\n{rows[1]}",
+                                        "Reviewed each quarter."]
+    assert {c.context for c in chunks} == {"Approved suppliers"}
+    _spans_hold_their_chunks(text, chunks)
+
+
 def _squeezed(text: str) -> str:
     """Text without what joining lines changes: whitespace and hyphens."""
     return "".join(text.replace("-", "").split())

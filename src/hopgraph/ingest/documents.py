@@ -2,8 +2,9 @@
 `chunk_tokens`, the section's headings travelling with each chunk.
 
 A chunk never spans two sections; a paragraph longer than a chunk is cut at sentences
-(semantic-text-splitter with the local model's tokenizer), and a Markdown table between
-rows, its header row and rule repeated at the top of each piece so each reads as a table.
+(semantic-text-splitter with the local model's tokenizer). A Markdown table is cut between
+rows, one row a chunk (`TABLE_ROWS`), its header row and rule repeated at the top of each so
+each reads as a table: a row is a record, found and cited on its own.
 The headings are the chunk's context: the first line of its passage (so they are embedded
 with it) and, when the innermost names something, the title the offline extractor links
 the chunk's mentions to. They are never read as the chunk's own text (a heading is not an
@@ -192,36 +193,36 @@ def _pack(section: Section, chunk_tokens: int, splitter: Callable[[int], TextSpl
     heading_tokens = count_tokens(HEADING_SEPARATOR.join(section.headings)) + 1 \
         if section.headings else 0
     room = max(chunk_tokens - heading_tokens, min(MIN_BODY_TOKENS, chunk_tokens))
-    pieces: list[tuple[str, int, int, int]] = []
+    pieces: list[tuple[str, int, int, int, bool]] = []  # ..., whether it stands alone
 
     def place(at: Placed, found: Iterable[tuple[int, str]]) -> None:
         pieces.extend((piece, count_tokens(piece), at.start(offset),
-                       at.end(offset + len(piece))) for offset, piece in found)
+                       at.end(offset + len(piece)), False) for offset, piece in found)
 
     for paragraph, at in zip(section.paragraphs, section.places, strict=True):
         if len(paragraph) > window_chars(room):
             place(at, _windows(paragraph, splitter(room), room, overlap, meter))
             continue
         size = count_tokens(paragraph)
-        if size <= room:
-            pieces.append((paragraph, size, at.start(0), at.end(len(paragraph))))
-        elif _TABLE.match(paragraph):
-            pieces.extend((piece, count_tokens(piece), at.start(first), at.end(last))
+        if _TABLE.match(paragraph) and (size > room or _rows(paragraph) > TABLE_ROWS):
+            pieces.extend((piece, count_tokens(piece), at.start(first), at.end(last), True)
                           for piece, first, last in _table_pieces(paragraph, room, splitter))
+        elif size <= room:
+            pieces.append((paragraph, size, at.start(0), at.end(len(paragraph)), False))
         else:
             place(at, ((offset, piece) for offset, piece
                        in splitter(room).chunk_indices(paragraph) if piece.strip()))
         meter.reach(meter.done + len(paragraph))
     texts: list[Piece] = []
-    current, used, joined, first, last = "", 0, False, 0, 0
-    for piece, size, start, end in pieces:
-        if current and used + size + 1 <= room:
+    current, used, joined, first, last, apart = "", 0, False, 0, 0, False
+    for piece, size, start, end, alone in pieces:
+        if current and used + size + 1 <= room and not (alone or apart):
             current, used, joined = f"{current}\n\n{piece}", used + size + 1, True
             last = max(last, end)
         else:
             if current:
                 texts.append((current, None if joined else used, first, last))
-            current, used, joined, first, last = piece, size, False, start, end
+            current, used, joined, first, last, apart = piece, size, False, start, end, alone
     if current:
         texts.append((current, None if joined else used, first, last))
     return texts
@@ -261,12 +262,22 @@ def _window_end(text: str, start: int, size: int) -> int:
 
 
 _TABLE = re.compile(r"^\s*\|.*\|\s*\n\s*\|?\s*:?-{2,}")
+# Rows of a Markdown table per chunk. A row is a record (a supplier, a part, an asset): on
+# its own under the table's header row, it is found, cited and embedded as that record, not
+# as an average of all the table's rows.
+TABLE_ROWS = 1
+
+
+def _rows(table: str) -> int:
+    """The rows of a Markdown table under its header row and rule."""
+    return max(0, table.count("\n") - 1)
 
 
 def _table_pieces(table: str, room: int, splitter: Callable[[int], TextSplitter]
                   ) -> list[tuple[str, int, int]]:
-    """A Markdown table too long for one chunk, cut between rows: each piece opens with the
-    header row and its rule. A row too long even so is cut like text. Each piece comes with
+    """A Markdown table cut between rows, TABLE_ROWS a piece (fewer when they do not fit):
+    each piece opens with the header row and its rule. A row too long even so is cut like
+    text. Each piece comes with
     the span of the table it was cut from (the first's holds the header; the others', their
     own rows only)."""
     header, rule, *rows = table.split("\n")
@@ -278,7 +289,7 @@ def _table_pieces(table: str, room: int, splitter: Callable[[int], TextSplitter]
     at = len(top) + 1  # where the next row starts in the table
     for row in rows:
         size = count_tokens(row) + 1
-        if current and used + size > room:
+        if current and (used + size > room or len(current) >= TABLE_ROWS):
             pieces.append(("\n".join([top, *current]), first, last))
             current, used = [], top_tokens
         if top_tokens + size > room:
