@@ -10,9 +10,9 @@ model's score scale.
 - `seed`: the seed method's cosine cut-off for an entity to count as the question's
   (`rank.ENTITY_MIN_SCORE`) at 0.7, 0.8 (shipped) and 0.9.
 - `stages`: the default method with one stage at a time switched off (no third-hop chain,
-  no bridges at all, no anchor bonus, no path step, no boost of the bridge's passages, no
-  BM25 term in the question's search, none in the probes'), beside naive: which stage
-  carries the gain for each embedder.
+  no bridges at all, no third bridge for a question naming two entities, no anchor bonus,
+  no path step, no boost of the bridge's passages, no BM25 term in the question's search,
+  none in the probes'), beside naive: which stage carries the gain for each embedder.
 
     .venv/bin/python benchmarks/score_scale.py --graph-db local=/tmp/bm_musique.db \
         --graph-db "$MPNET=/tmp/bm_mpnet.db"
@@ -46,7 +46,8 @@ STAGES = (  # (label, method, module, constant, value): one stage off at a time
     ("naive", "naive", None, "", 0.0),
     ("default (as shipped)", "default", None, "", 0.0),
     ("no third-hop chain (CHAIN 0)", "default", bridge, "CHAIN", 0),
-    ("no bridges (BRIDGES 0)", "default", bridge, "BRIDGES", 0),
+    ("no bridges (MAX_BRIDGES 0)", "default", bridge, "MAX_BRIDGES", 0),
+    ("never a third bridge (MAX_BRIDGES 2)", "default", bridge, "MAX_BRIDGES", 2),
     ("no anchor bonus", "default", bridge, "ANCHOR_BONUS", 0.0),
     ("no path step (ONWARD_WEIGHT 0)", "default", bridge, "ONWARD_WEIGHT", 0.0),
     ("no bridge boost", "default", bridge, "BRIDGE_BOOST", 0.0),

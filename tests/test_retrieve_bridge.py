@@ -245,3 +245,7 @@ def test_names_found_all_over_the_passages_are_left_out_of_the_relation_question
         "Where is ashby vale's Coalville site, and who runs it?",
         [("Ashby Vale", 0.6), ("ashby vale's Coalville", 0.4)],
     ) == "Where is site, and who runs it?"
+
+
+def test_a_question_naming_two_entities_gets_a_third_bridge() -> None:
+    assert [bridge.bridge_count(n) for n in range(5)] == [2, 2, 3, 3, 3]

@@ -21,7 +21,6 @@ from hopgraph import GraphRAG, Query  # noqa: E402
 from hopgraph.config import ServeSettings  # noqa: E402
 from hopgraph.errors import UsageError  # noqa: E402
 from hopgraph.ingest.loaders import source_doc_id  # noqa: E402
-from hopgraph.retrieve import bridge  # noqa: E402
 from hopgraph.retrieve.query import MAX_QUESTION_CHARS  # noqa: E402
 from hopgraph.serve.app import create_app  # noqa: E402
 from hopgraph.serve.service import GraphService  # noqa: E402
@@ -71,31 +70,15 @@ def test_query_returns_both_rankings_and_the_path_to_each_passage(client: TestCl
     by_label = {n["label"]: n for n in nodes.values()}
     assert by_label["Euler"]["kind"] == "query"
     assert by_label["Daniel Bernoulli"]["kind"] == "bridge"
-    # The way to the Daniel passage: Leonhard Euler -> Johann Bernoulli (his teacher, a
-    # bridge) -> Daniel Bernoulli -> passage #2; Euler's own passage through "Johann
-    # Bernoulli's influence"; every step marked on_path.
+    # The way to the Daniel passage: Euler -> Johann Bernoulli's influence -> (named in)
+    # Johann Bernoulli -> Daniel Bernoulli -> passage #2, every step marked on_path.
     path = [e for e in body["subgraph"]["edges"] if e["on_path"]]
     steps = {(nodes[e["source"]]["label"], nodes[e["target"]]["label"]) for e in path}
-    assert {("Johann Bernoulli's influence", "Euler"), ("Leonhard Euler", "Johann Bernoulli"),
+    assert {("Johann Bernoulli's influence", "Euler"),
+            ("Johann Bernoulli's influence", "Johann Bernoulli"),
             ("Daniel Bernoulli", "Johann Bernoulli"), ("Daniel Bernoulli", "#2")} <= steps
     assert all(e["source"] in nodes and e["target"] in nodes
                for e in body["subgraph"]["edges"])
-
-
-def test_a_path_through_a_name_inside_a_bridges_name_is_drawn(
-        client: TestClient, monkeypatch: pytest.MonkeyPatch) -> None:
-    # With two bridges, Johann Bernoulli is not one: the third hop goes on from the dead
-    # end "Johann Bernoulli's influence" through the name inside it, drawn as "named in".
-    monkeypatch.setattr(bridge, "BRIDGES", 2)
-    body = client.post("/query", json={"question": QUESTION, "top_k": 2}).json()
-    assert "Daniel Bernoulli" in body["graph"][1]["text"]
-    nodes = {n["id"]: n for n in body["subgraph"]["nodes"]}
-    path = [e for e in body["subgraph"]["edges"] if e["on_path"]]
-    steps = {(nodes[e["source"]]["label"], nodes[e["target"]]["label"], e["kind"])
-             for e in path}
-    assert {("Johann Bernoulli's influence", "Euler", "relation"),
-            ("Johann Bernoulli's influence", "Johann Bernoulli", "name"),
-            ("Daniel Bernoulli", "Johann Bernoulli", "relation")} <= steps
 
 
 def test_every_method_and_given_entities(client: TestClient) -> None:

@@ -14,8 +14,9 @@ the first hop's passage and misses the rest. So we use the graph to guess the un
 3. The best few proposals are ranked again by their path: the proposal's score plus
    ONWARD_WEIGHT x the best question score among the bridge's other relations (a bridge whose
    own facts keep matching the question is the one the question goes through). The top B
-   bridges, plus C neighbours of the best bridge (a third hop), each give a probe query
-   "question + bridge name".
+   bridges (one more than the entities the question names: 2, or 3 when it names two or
+   more; `bridge_count`), plus C neighbours of the best bridge (a third hop), each give a
+   probe query "question + bridge name".
 4. Every probe and the question itself search the passages (dense cosine + a small BM25
    term); a probe's scores are lowered by how much less confident its bridge is than the best
    one (GAMMA), and passages from the bridge's own relations get a small boost (BETA).
@@ -39,7 +40,8 @@ from hopgraph.identity import normalize
 from hopgraph.ingest.mentions import is_code
 
 RELATION_POOL = 20  # K: relations taken from the question's relation search
-BRIDGES = 3  # B: bridge entities re-queried
+BRIDGES = 2  # B: bridge entities re-queried (at least; `bridge_count`)
+MAX_BRIDGES = 3  # bridges re-queried for a question that names two entities or more
 CHAIN = 2  # C: neighbours of the best bridge re-queried (third hop)
 CHAIN_SHORTLIST = 10  # neighbours whose onward relations are scored before choosing C
 BRIDGE_SHORTLIST = 6  # proposals whose onward relations are scored before choosing B
@@ -103,6 +105,16 @@ def without_common_names(question: str, named: list[tuple[str, float]]) -> str:
                          re.IGNORECASE)
     left = " ".join(pattern.sub(" ", question).split())
     return left if len(re.findall(r"\w+", left)) >= MIN_WORDS_LEFT else question
+
+
+def bridge_count(named: int) -> int:
+    """How many bridges to re-query for a question that names `named` entities: one more
+    than it names, at least BRIDGES and at most MAX_BRIDGES. A question that names two
+    things (a comparison; "the supplier Priya Castell called about RB-118") has a first hop
+    from each, and each may need its own bridge; a third bridge for a question that names
+    one cost MuSiQue's 200-word recall more than it gained at 800 (benchmarks/RESULTS.md,
+    "A third bridge")."""
+    return min(MAX_BRIDGES, max(BRIDGES, named + 1))
 
 
 @dataclass(frozen=True)

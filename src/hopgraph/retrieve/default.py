@@ -38,10 +38,10 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
         scores.update(ctx.search.score_relations(rvec, own))
     with clock.stage("bridges"):
         finder = bridge.BridgeFinder(graph, question, linked)
-        proposals = finder.bridges(scores, max(bridge.BRIDGES, bridge.BRIDGE_SHORTLIST))
+        proposals = finder.bridges(scores, max(bridge.MAX_BRIDGES, bridge.BRIDGE_SHORTLIST))
         onward = _onward(ctx, rvec, scores, steps,
                          [(p.entity, p.relation) for p in proposals])
-        probes = finder.by_path(proposals, onward)
+        probes = finder.by_path(proposals, onward, bridge.bridge_count(len(linked)))
         if probes:
             probes += _chain(ctx, rvec, finder, probes, scores, steps)
     with clock.stage("embed_probes"):
