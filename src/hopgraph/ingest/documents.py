@@ -277,9 +277,8 @@ def _table_pieces(table: str, room: int, splitter: Callable[[int], TextSplitter]
                   ) -> list[tuple[str, int, int]]:
     """A Markdown table cut between rows, TABLE_ROWS a piece (fewer when they do not fit):
     each piece opens with the header row and its rule. A row too long even so is cut like
-    text. Each piece comes with
-    the span of the table it was cut from (the first's holds the header; the others', their
-    own rows only)."""
+    text. Each piece comes with the span of the table it was cut from (the first's holds the
+    header; the others', their own rows only)."""
     header, rule, *rows = table.split("\n")
     top = f"{header}\n{rule}"
     top_tokens = count_tokens(top) + 1
