@@ -161,10 +161,10 @@ class LocalBM25:
     def share(self, name: str) -> float:
         """The largest share of the passages that can hold every word of `name`: its rarest
         word's document frequency over the passage count (0 for a word never indexed)."""
-        terms = [self.vocab.get(t) for t in tokens(name)]
-        if not terms or self.size == 0 or any(t is None or t >= len(self.df) for t in terms):
+        terms = self._terms(name)  # the indexed words with passages, each once
+        if not terms or len(terms) < len(set(tokens(name))):
             return 0.0
-        return min(float(self.df[t]) for t in terms if t is not None) / self.size
+        return min(float(self.df[t]) for t in terms) / self.size
 
     def search(self, query: str, limit: int, allowed: frozenset[str] | None = None
                ) -> list[Hit]:
