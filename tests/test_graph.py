@@ -147,3 +147,35 @@ def test_max_degree_follows_the_graph_as_it_grows() -> None:
     graph.add_relation("r4", "e", "e", "e is e", [])  # a self-loop counts once
     assert graph.max_degree == 3
     assert graph.copy().max_degree == 3
+
+
+def test_threads_that_first_use_a_graph_together_all_expand_it() -> None:
+    """A server's queries share one graph, and its matrices are built by the first query
+    that needs them: a thread that finds them half built must not fail. Threads walk the
+    same fresh graphs in turn with a tiny switch interval, so that some arrive while another
+    builds; correct code passes whatever the interleaving."""
+    import sys
+    import threading
+
+    graphs = [random_graph(seed, n_entities=60, n_relations=120) for seed in range(300)]
+    errors: list[BaseException] = []
+
+    def walk() -> None:
+        try:
+            for graph in graphs:
+                graph.expand([0, 1], [2], 1)
+                _ = graph.max_degree
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=walk) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, errors[0]

@@ -235,9 +235,12 @@ class KnowledgeGraph:
                 shape=(len(self.entity_ids), n_rel),
             )
             matrix.data[:] = 1.0  # a relation from an entity to itself counts once
-            self._incidence = matrix
+            # Queries of a server share one graph: `_incidence` is set last, so a thread that
+            # sees it set sees the transpose and the degree too.
             self._incidence_t = matrix.T.tocsr()
             self._max_degree = int(np.diff(matrix.indptr).max(initial=0))
+            self._incidence = matrix
+            return matrix
         return self._incidence
 
     @property
