@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import traceback
 from collections.abc import Iterator
 from contextlib import closing
 from typing import Any
@@ -187,7 +188,12 @@ def test_hundreds_of_random_requests_never_cross_graphs(world) -> None:
         def worker(seed: int) -> None:
             rng = random.Random(seed)
             for i in range(REQUESTS // THREADS):
-                one(client, rng, seed * 10_000 + i)
+                try:
+                    one(client, rng, seed * 10_000 + i)
+                except Exception:  # the server raised: say what, not just that a count is short
+                    with lock:
+                        failures.append(traceback.format_exc(limit=-12))
+                    return
 
         threads = [threading.Thread(target=worker, args=(s,)) for s in range(THREADS)]
         for thread in threads:
