@@ -12,7 +12,10 @@ of these that applies, judged against the documents' own text:
    trailing colon and a page counter ("- page 2 of 3") taken off.
 2. label: the entity ends with ":", or is the key of a `Key: value` line of some document
    (e-mail headers included: From, To, Date...; a key that is a date, as in "May: ...",
-   is not), or starts with such a key and its colon ("Date: 3 June", "Owner: Tom").
+   is not), or starts with such a key and its colon ("Date: 3 June", "Owner: Tom"). A key
+   that the documents' text also writes without a colon after it names something a
+   document lists its facts under ("CA-2025-021: ...", "Gateshead: 14 engineers"): not a
+   label.
 3. glued: written on no single line, but across a line break where one of the two lines is
    a heading line, a `Key: value` line, a list item or a table row, or the first ends a
    sentence ("Grace Whitlow Outcome" from "...: Grace Whitlow" over "Outcome: ..."). A name
@@ -22,9 +25,10 @@ of these that applies, judged against the documents' own text:
    of "PX-310", "2025" of "CA-2025-017"), a possessive and a capitalised word ("Miller" of
    "Miller's Wharf"), "&", "and" or "of" and a capitalised word when the entity's own word
    there is capitalised too ("Hollis" of "Hollis and Grant Foods"), or a capitalised word
-   or identifier right beside it. A capitalised word counts as part of a name when it
-   stands inside a sentence, or opens one and is written nowhere in lower case; function
-   words ("The", "In"), month and weekday names never do. A word set off by punctuation (a
+   or identifier right beside it (a legal form after it, "Ltd", "plc", is not more of the
+   name: the extractor leaves it out on purpose). A capitalised word counts as part of a
+   name when it stands inside a sentence, or opens one and is written nowhere in lower
+   case; function words ("The", "In"), month and weekday names never do. A word set off by punctuation (a
    label's colon, a comma) is not glued to the entity. An entity written nowhere on one
    line is not judged here.
 5. date or number: dates, periods, amounts and numbers alone (digits, month and weekday
@@ -115,6 +119,8 @@ _KEY = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?([A-Za-z][\w .'’/()&-]{0,40}?)(?:
 _WORD = re.compile(r"[^\W\d_][\w'’]*")
 _TOKEN = re.compile(r"[\w£€$%µ]+(?:[.,:/'’-][\w]+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;|#(>\-–—•]\s*|^\s*\d+(?:\.\d+)*\.?\s+)$")
+LEGAL_FORMS = frozenset(["ltd", "limited", "plc", "inc", "llc", "llp", "gmbh", "ag", "bv", "b.v",
+                         "nv", "sa", "corp", "co"])
 _CONNECTOR = re.compile(r"^\s+(?:&|and|of|de)(?:\s+the)?\s+(\S+)")
 _LEFT_CONNECTOR = re.compile(r"(\S+)\s+(?:&|and|of|de)(?:\s+the)?\s+$")
 _QUARTER = re.compile(r"^(?:Q[1-4]|H[12])$")
@@ -242,7 +248,7 @@ def classify(entity: str, corpus: Corpus) -> str:
     if not _written(name, corpus.body) and (heading_key(name) in corpus.headings
                                             or _written(name, corpus.heading_lines)):
         return "heading"
-    if _label(name, corpus.keys):
+    if _label(name, corpus):
         return "label"
     if _glued(name, corpus):
         return "glued"
@@ -265,11 +271,20 @@ def _occurrence(name: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])" + re.escape(name) + r"(?![\w])")
 
 
-def _label(name: str, keys: set[str]) -> bool:
+def _label(name: str, corpus: Corpus) -> bool:
     if name.endswith(":"):
         return True
     lowered = name.lower()
-    return lowered in keys or any(lowered.startswith(key + ":") for key in keys)
+    if any(lowered.startswith(key + ":") for key in corpus.keys):
+        return True
+    # A key that the text also writes as a name, not before a colon, names something a
+    # document lists its facts under ("CA-2025-021: ...", "Gateshead: 14 engineers").
+    return lowered in corpus.keys and not _named_in_text(name, corpus.body)
+
+
+def _named_in_text(name: str, lines: list[str]) -> bool:
+    pattern = re.compile(r"(?<![\w])" + re.escape(name) + r"(?![\w])(?!\s*:)")
+    return any(pattern.search(line) for line in lines)
 
 
 def _glued(name: str, corpus: Corpus) -> bool:
@@ -339,8 +354,8 @@ def _name_token(token: str, inside: bool, corpus: Corpus, before: bool = False) 
         return False
     token = token.strip(",.;:!?()\"'’”“[]")
     if not token or token.lower() in FUNCTION or token.lower() in MONTHS \
-            or token.lower() in WEEKDAYS:
-        return False
+            or token.lower() in WEEKDAYS or (not before and token.lower() in LEGAL_FORMS):
+        return False  # a legal form after a company's name is not part of it ("Keller Ltd")
     if re.search(r"[A-Za-z]", token) and re.search(r"\d", token):
         return True  # an identifier: KX-4, B97
     if not token[0].isupper():

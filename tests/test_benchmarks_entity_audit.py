@@ -1,0 +1,47 @@
+"""benchmarks/entity_audit.py's classes on a hand-made folder: labels, fragments and
+headings are junk; a code or place a document lists facts under is not a label, and a
+company's name without its legal form is not a fragment."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "entity_audit.py"
+
+REGISTER = """# Corrective actions
+
+Owner: Priya Raman
+Reported by: Tom Hessel
+
+CA-2025-021: Orrin & Tate Engineering adds annealing to every plate.
+Gateshead: 14 engineers and the helpdesk.
+
+The plates come from Orrin & Tate Engineering Ltd of Redditch; CA-2025-021 closes in May.
+Gateshead lies south of the Tyne. Miller's Wharf takes the rest from Keller Polymers Ltd.
+"""
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("entity_audit", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["entity_audit"] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_classes_of_a_small_register(tmp_path: Path) -> None:
+    audit = load_script()
+    (tmp_path / "register.md").write_text(REGISTER, encoding="utf-8")
+    corpus = audit.read_corpus(tmp_path)
+    classes = {name: audit.classify(name, corpus) for name in (
+        "Owner", "Reported by", "Owner: Priya Raman", "CA-2025-021", "Gateshead",
+        "Keller Polymers", "Miller", "Corrective actions", "Priya Raman")}
+    assert classes == {
+        "Owner": "label", "Reported by": "label", "Owner: Priya Raman": "label",
+        "CA-2025-021": "kept", "Gateshead": "kept",  # keys, but named in the text too
+        "Keller Polymers": "kept",  # "Ltd" after it is no more of the name
+        "Miller": "fragment", "Corrective actions": "heading", "Priya Raman": "kept"}
