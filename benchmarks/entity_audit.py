@@ -28,9 +28,9 @@ of these that applies, judged against the documents' own text:
    or identifier right beside it (a legal form after it, "Ltd", "plc", is not more of the
    name: the extractor leaves it out on purpose). A capitalised word counts as part of a
    name when it stands inside a sentence, or opens one and is written nowhere in lower
-   case; function words ("The", "In"), month and weekday names never do. A word set off by punctuation (a
-   label's colon, a comma) is not glued to the entity. An entity written nowhere on one
-   line is not judged here.
+   case; function words ("The", "In"), month and weekday names never do. A word set off
+   by punctuation (a label's colon, a comma) is not glued to the entity. An entity written
+   nowhere on one line is not judged here.
 5. date or number: dates, periods, amounts and numbers alone (digits, month and weekday
    names, units, currency: "8 April 2025", "£38,400", "30 per cent"), and datelines: a date
    with up to three more words ("Coalville, 8 April 2025", "Thu 27 Feb 2025").
