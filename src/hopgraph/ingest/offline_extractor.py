@@ -126,26 +126,17 @@ def _sentence_mentions(tokens: list[str], rules: Rules, spacing: list[str]) -> l
             in corrected(tokens, spacing, [(m.start, m.end) for m in found], rules)]
 
 
-_OPENERS = frozenset("""a an the our your their its this these those other how what why when
-    where who which about for in on at to with""".split())  # noqa: SIM905
 _PHRASE_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 
 
 def common_phrase(name: str, vocabulary: Vocabulary) -> bool:
     """Whether a heading's name is a phrase of common words in sentence case ("Spare parts",
     "Complaints in 2025", "Standards"): its first word capitalized, no other word, and each
-    word one the ingest also writes in lower case; or, with no digit, opening with such a
-    word and three words long or more ("Critical plant register"), or two opening with a
-    function word ("Other charges", "How work reaches us"). Such a heading is a part of a
-    document, not an entity; "Rolling in the Deep" (a capital inside), "Keller Polymers"
-    and "Water polo" (a word the texts never write in lower case) are names."""
+    word one the ingest also writes in lower case. Such a heading is a part of a document,
+    not an entity; "Rolling in the Deep" (a capital inside) and "Keller Polymers" are names."""
     words = _PHRASE_WORD.findall(name)
     if not words or any(w[:1].isupper() for w in words[1:]) or not words[0][:1].isupper():
         return False
-    opener = words[0].lower()
-    if (len(words) >= 3 or opener in _OPENERS) and len(words) > 1 \
-            and opener in vocabulary.lower and not any(ch.isdigit() for ch in name):
-        return True  # its first word capitalized only because it opens the heading
     return all(w.lower() in vocabulary.lower for w in words)
 
 
