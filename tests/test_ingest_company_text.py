@@ -174,14 +174,3 @@ def test_numeric_dates_are_values_and_no_records_subject() -> None:
     assert not any(t.subject == "13/01/2025" for t in triplets)
     assert Triplet("IR-7", "raised", "2025-01-13") in extract(None, "Incident: IR-7\n"
                                                                "Raised: 2025-01-13")
-
-
-def test_a_verb_opening_an_item_is_not_glued_to_a_longer_name() -> None:
-    # "Book" is never written in lower case here, nor capitalized inside a sentence: before a
-    # name of two words it is the item's verb. Before a single word it may be a name's
-    # first part ("Alexander the Great").
-    text = "Book the Vestrum VX course for Callum Brough. Alexander the Great ruled Persia."
-    found = {name for t in extract("Minutes", text, vocabulary=vocabulary_of([text]))
-             for name in (t.subject, t.object)}
-    assert {"Vestrum VX", "Alexander the Great"} <= found
-    assert not any(name.startswith("Book") for name in found)

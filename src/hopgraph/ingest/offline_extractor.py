@@ -245,13 +245,9 @@ def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
         return found[1:] if word.lower() in vocabulary.lower or word not in vocabulary.named \
             else found
     # "Complete the Dunmore Recycling approval file", "Book the September visit": a verb
-    # capitalized for grammar (written in lower case; or never capitalized inside a
-    # sentence, before a name of two words or more), glued by "the" to the name after it,
-    # is not part of the name.
+    # capitalized for grammar, glued by "the" to the name after it, is not part of the name.
     words = first.text.split(None, 2)
-    verb = word.lower() in vocabulary.lower or (
-        word not in vocabulary.named and first.end - first.start >= 4)  # not "Ivan the Great"
-    if first.end - first.start >= 3 and tokens[1] == "the" and verb \
+    if first.end - first.start >= 3 and tokens[1] == "the" and word.lower() in vocabulary.lower \
             and words[:2] == tokens[:2] and len(words) == 3:
         return [Mention(words[2], 2, first.end), *found[1:]]
     return found
