@@ -179,3 +179,61 @@ def test_threads_that_first_use_a_graph_together_all_expand_it() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert not errors, errors[0]
+
+
+def test_folding_a_shared_graph_while_others_read_it_changes_no_answer() -> None:
+    """A server's follower takes in a graph with replaced passage lists (another process
+    changed a relation's passages); a filtered query folds them into the CSR
+    (`passage_csr`) while other queries read passages. No reader may see a half-folded
+    graph, no two folds may trip over each other, and the graph reads the same after."""
+    import random
+    import sys
+    import threading
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    failures: list[str] = []
+    try:
+        for trial in range(6):
+            rng = random.Random(trial)
+            graph = KnowledgeGraph()
+            for r in range(2000):
+                passages = [f"p{rng.randrange(1500)}" for _ in range(rng.randint(1, 3))]
+                graph.add_relation(f"r{r}", f"e{rng.randrange(300)}", f"e{rng.randrange(300)}",
+                                   "t", passages)
+            graph.passage_csr()
+            for r in rng.sample(range(2000), 150):  # replaced, not yet folded
+                graph.set_passages(r, [f"p{rng.randrange(1500)}"
+                                       for _ in range(rng.randint(1, 6))])
+            want = [graph.passages_of(r) for r in range(2000)]
+            start = threading.Barrier(6)
+
+            def fold(graph: KnowledgeGraph = graph, start: threading.Barrier = start) -> None:
+                start.wait()
+                try:
+                    graph.passage_csr()
+                except Exception as exc:  # reported below, in the test's thread
+                    failures.append(repr(exc))
+
+            def read(graph: KnowledgeGraph = graph, start: threading.Barrier = start,
+                     want: list[list[str]] = want) -> None:
+                start.wait()
+                try:
+                    for _ in range(2):
+                        failures.extend(f"relation {r} read {graph.passages_of(r)}"
+                                        for r in range(0, 2000, 5)
+                                        if graph.passages_of(r) != want[r])
+                except Exception as exc:  # reported below, in the test's thread
+                    failures.append(repr(exc))
+
+            threads = [threading.Thread(target=fold) for _ in range(3)] + [
+                threading.Thread(target=read) for _ in range(3)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            failures.extend(f"relation {r} after the folds" for r in range(2000)
+                            if graph.passages_of(r) != want[r])
+    finally:
+        sys.setswitchinterval(interval)
+    assert not failures, (len(failures), failures[:3])

@@ -4,6 +4,7 @@ columns, and `graph.relations`, the relations viewed one `RelationInfo` at a tim
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -75,61 +76,86 @@ class Ints:
         return self._data[: self.size]
 
 
+@dataclass(frozen=True)
+class _Csr:
+    """One state of a `RowLists`: the CSR and the rows replaced since it was built."""
+
+    indptr: Ints
+    index: Ints
+    changed: dict[int, np.ndarray]
+
+
 class RowLists:
     """Integer lists, one per row, as one CSR that grows by appending rows. A replaced row is
-    kept aside until `fold` writes every replacement into the CSR in one pass."""
+    kept aside until `fold` writes every replacement into the CSR in one pass.
+
+    A server's queries read one graph from many threads, and a filtered query folds it
+    (`KnowledgeGraph.passage_csr`): a graph its follower took in from another process holds
+    replaced rows. So the CSR and its replaced rows are one state, read once by each reader
+    and replaced whole by `fold` (under a lock), never changed in place while others may
+    read. `append` and `replace` change it in place: only a write does, on a graph of its
+    own (`KnowledgeGraph.copy`)."""
 
     def __init__(self, indptr: np.ndarray | None = None,
                  index: np.ndarray | None = None) -> None:
-        self._indptr = Ints(np.zeros(1, dtype=np.int64) if indptr is None else indptr)
-        self._index = Ints(index)
-        self._changed: dict[int, np.ndarray] = {}  # rows replaced since the CSR was built
+        self._state = _Csr(Ints(np.zeros(1, dtype=np.int64) if indptr is None else indptr),
+                           Ints(index), {})
+        self._fold_lock = threading.Lock()
 
     def copy(self) -> RowLists:
         """An independent copy; only reads this one (safe while other threads read it)."""
-        other = RowLists(self._indptr.values, self._index.values)
-        other._changed = dict(self._changed)
+        state = self._state
+        other = RowLists(state.indptr.values, state.index.values)
+        other._state.changed.update(state.changed)
         return other
 
     def append(self, values: Sequence[int]) -> None:
         """Add a row."""
-        self._index.extend(values)
-        self._indptr.append(self._index.size)
+        state = self._state
+        state.index.extend(values)
+        state.indptr.append(state.index.size)
 
     def replace(self, row: int, values: np.ndarray) -> None:
         """Replace the values of row `row`."""
-        self._changed[row] = values
+        self._state.changed[row] = values
 
     def row(self, row: int) -> np.ndarray:
         """The values of row `row`."""
-        changed = self._changed.get(row)
-        if changed is not None:
-            return changed
-        indptr = self._indptr.values
-        return self._index.values[indptr[row]:indptr[row + 1]]
+        return _row(self._state, row)
 
     def rows(self, rows: np.ndarray) -> np.ndarray:
         """The values of rows `rows`, concatenated."""
-        if self._changed:
-            picked = [self.row(r) for r in rows.tolist()]
+        state = self._state
+        if state.changed:
+            picked = [_row(state, r) for r in rows.tolist()]
             return np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
-        return csr_rows(self._indptr.values, self._index.values, rows)
+        return csr_rows(state.indptr.values, state.index.values, rows)
 
     def fold(self) -> tuple[np.ndarray, np.ndarray]:
         """The CSR (indptr, index) with every replaced row written in; views, not copies."""
-        if self._changed:
-            indptr, index = self._indptr.values, self._index.values
-            lengths = np.diff(indptr)
-            pieces, start = [], 0
-            for r in sorted(self._changed):  # unchanged run before r, then r's new row
-                pieces += [index[indptr[start]:indptr[r]], self._changed[r]]
-                lengths[r] = len(self._changed[r])
-                start = r + 1
-            pieces.append(index[indptr[start]:indptr[-1]])
-            self._indptr = Ints(np.concatenate([[0], np.cumsum(lengths)]))
-            self._index = Ints(np.concatenate(pieces))
-            self._changed.clear()
-        return self._indptr.values, self._index.values
+        with self._fold_lock:
+            state = self._state
+            if state.changed:
+                indptr, index = state.indptr.values, state.index.values
+                lengths = np.diff(indptr)
+                pieces, start = [], 0
+                for r in sorted(state.changed):  # unchanged run before r, then r's new row
+                    pieces += [index[indptr[start]:indptr[r]], state.changed[r]]
+                    lengths[r] = len(state.changed[r])
+                    start = r + 1
+                pieces.append(index[indptr[start]:indptr[-1]])
+                state = _Csr(Ints(np.concatenate([[0], np.cumsum(lengths)])),
+                             Ints(np.concatenate(pieces)), {})
+                self._state = state
+        return state.indptr.values, state.index.values
+
+
+def _row(state: _Csr, row: int) -> np.ndarray:
+    changed = state.changed.get(row)
+    if changed is not None:
+        return changed
+    indptr = state.indptr.values
+    return state.index.values[indptr[row]:indptr[row + 1]]
 
 
 def check_columns(
