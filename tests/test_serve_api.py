@@ -73,10 +73,12 @@ def test_query_returns_both_rankings_and_the_path_to_each_passage(client: TestCl
     # The way to the Daniel passage: Euler -> Johann Bernoulli's influence -> (named in)
     # Johann Bernoulli -> Daniel Bernoulli -> passage #2, every step marked on_path.
     path = [e for e in body["subgraph"]["edges"] if e["on_path"]]
-    steps = {(nodes[e["source"]]["label"], nodes[e["target"]]["label"]) for e in path}
-    assert {("Johann Bernoulli's influence", "Euler"),
-            ("Johann Bernoulli's influence", "Johann Bernoulli"),
-            ("Daniel Bernoulli", "Johann Bernoulli"), ("Daniel Bernoulli", "#2")} <= steps
+    steps = {(nodes[e["source"]]["label"], nodes[e["target"]]["label"], e["kind"])
+             for e in path}
+    assert {("Johann Bernoulli's influence", "Euler", "relation"),
+            ("Johann Bernoulli's influence", "Johann Bernoulli", "name"),
+            ("Daniel Bernoulli", "Johann Bernoulli", "relation")} <= steps
+    assert ("Daniel Bernoulli", "#2") in {(s, t) for s, t, _ in steps}
     assert all(e["source"] in nodes and e["target"] in nodes
                for e in body["subgraph"]["edges"])
 
