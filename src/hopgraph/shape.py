@@ -7,7 +7,8 @@ long words hyphenated at a line end, as a word processor prints it. On request a
 reader must drop) and PowerPoint (a slide per paragraph, its title the slide's).
 
 A company report can be printed too (`write_report_pdf`): several pages, each with a running
-header and a footer "Confidential - page N of M", its text wrapped the same way.
+header and a footer "Confidential - page N of M", its text wrapped the same way and its
+tables set cell by cell, each cell where its column starts.
 
 PDFs are written with fpdf2 (`pip install fpdf2`; in the dev extras) in a core font, which
 holds Latin-1 only: characters outside it are folded (`budget.fold`: accents dropped, what
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import html
 import importlib
+import re
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -176,7 +178,11 @@ def write_report_pdf(path: Path, source: dict[str, Any]) -> int:
     paragraph wrapped at `width` characters), `{"lines": [str, ...]}` (one line each, as
     key-value lines and table rows are printed; a line too long is wrapped) and
     `{"page_break": true}`. Every page starts with the header line and ends with
-    "<footer> - page N of M"."""
+    "<footer> - page N of M".
+
+    A "lines" block whose lines are cut into two cells or more by runs of two spaces is a
+    table: each cell is printed where its column starts, as a word processor prints a table,
+    not padded with spaces."""
     if FPDF is None:
         raise UsageError("writing PDF files needs fpdf2", fix="pip install fpdf2")
     width = int(source.get("width", REPORT_LINE_CHARS))
@@ -197,13 +203,52 @@ def write_report_pdf(path: Path, source: dict[str, Any]) -> int:
         else:
             pdf.set_font("Helvetica", size=10)
             texts = [block["text"]] if kind == "text" else block["lines"]
-            for text in texts:
-                for line in wrap(_latin1(text), width):
-                    pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
+            rows = table_cells(texts) if kind == "lines" else None
+            if rows is not None:
+                _print_table(pdf, rows)
+            else:
+                for text in texts:
+                    for line in wrap(_latin1(text), width):
+                        pdf.cell(0, 5, line, new_x="LMARGIN", new_y="NEXT")
             pdf.ln(3)
     pdf.output(str(path))
     pages: int = pdf.page_no()
     return pages
+
+
+TABLE_GAP = 4.0  # millimetres between two columns of a printed table
+
+
+def table_cells(lines: Sequence[str]) -> list[list[str]] | None:
+    """Lines laid out in columns of spaces as rows of cells, or None when they are not a
+    table: every line cut into at least two cells by runs of two spaces, and more than one."""
+    rows = [[cell for cell in re.split(r"\s{2,}", line.strip()) if cell] for line in lines]
+    if len(rows) < 2 or any(len(row) < 2 for row in rows):
+        return None
+    return rows
+
+
+def _print_table(pdf: Any, rows: list[list[str]]) -> None:
+    """Rows of cells, each cell at its column's start: a column is as wide as its widest cell
+    and TABLE_GAP; the type is made smaller (to 7 points) until the widest row fits."""
+    cells = [[_latin1(cell) for cell in row] for row in rows]
+    columns = max(len(row) for row in cells)
+    size = 10.0
+    while True:
+        pdf.set_font("Helvetica", size=size)
+        widths = [max((pdf.get_string_width(row[i]) for row in cells if i < len(row)),
+                      default=0.0) + TABLE_GAP for i in range(columns)]
+        if sum(widths) - TABLE_GAP <= pdf.epw or size <= 7:
+            break
+        size -= 0.5
+    for row in cells:
+        x = pdf.l_margin
+        for width, cell in zip(widths, row, strict=False):
+            pdf.set_x(x)
+            pdf.cell(width, 5, cell)
+            x += width
+        pdf.ln(5)
+    pdf.set_font("Helvetica", size=10)
 
 
 class _ReportPDF(FPDF if FPDF is not None else object):  # type: ignore[misc]

@@ -16,8 +16,10 @@ that into triplets with its own mention rules (`offline_extractor.structure_trip
 - Plain text lays tables out in columns of spaces (a log exported as text): two or more
   lines cut into three or more cells by runs of two spaces (or a tab), with at least two
   cells starting at the same columns, are a table too. Its first line is the header when it
-  holds no digit and a later row does; a rule of dashes under it is skipped; a table with no
-  header relates its cells as "has".
+  holds no digit and a later row does, or tops a column of numbers with a word
+  (`has_header`); a rule of dashes under it is skipped; a table with no header relates its
+  cells as "has". (A PDF's tables are set in cells at their columns' places: `ingest.pdf`
+  writes them as Markdown tables.)
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ _TABLE_ROW = re.compile(r"^\s*\|(.+)\|\s*$")
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _CELL = re.compile(r"\S+(?: \S+)*")  # text between runs of two or more spaces
 _RULE_CELL = re.compile(r"^[-=_]+$")
+_NUMBER = re.compile(r"[-–—]|[£$€]?\s?[+-]?\d[\d.,]*\s?(%|per cent)?")  # or a dash for none
 MIN_COLUMNS = 3  # cells a line needs to be a row of a table laid out with spaces
 MIN_ALIGNED = 2  # cell starts (past the first) two rows must share to be one table
 MAX_KEY_CHARS = 40
@@ -122,12 +125,11 @@ def _spaced_table(lines: list[str], cut: list[list[tuple[int, str]]], first: int
     """One table laid out with spaces, lines first..end-1: each cell under the column whose
     start is the last at or before it."""
     rows = [n for n in range(first, end) if not _is_rule(cut[n])]
-    digits = [any(ch.isdigit() for ch in lines[n]) for n in rows]
-    has_header = not digits[0] and any(digits[1:])
+    header = has_header([[cell for _, cell in cut[n]] for n in rows])
     starts = [start for start, _ in cut[rows[0]]]
-    table = Table([cell for _, cell in cut[rows[0]]] if has_header else [""] * len(starts))
+    table = Table([cell for _, cell in cut[rows[0]]] if header else [""] * len(starts))
     found: dict[int, Table | None] = {n: None for n in range(first, end)}
-    for n in rows[1:] if has_header else rows:
+    for n in rows[1:] if header else rows:
         row = [""] * len(starts)
         for start, cell in cut[n]:
             column = max([i for i, s in enumerate(starts) if s <= start + 1] or [0])
@@ -135,6 +137,24 @@ def _spaced_table(lines: list[str], cut: list[list[tuple[int, str]]], first: int
         table.rows.append(row)
         found[n] = table
     return found
+
+
+def has_header(rows: list[list[str]]) -> bool:
+    """Whether a table's first row (cells by column) is its header: it holds no digit and a
+    later row does, or a column holds only numbers under a top cell with a letter in it
+    ("Q2 2025" over "96", "71", "-")."""
+    if len(rows) < 2:
+        return False
+    first, body = rows[0], rows[1:]
+    if not any(ch.isdigit() for cell in first for ch in cell) \
+            and any(ch.isdigit() for row in body for cell in row for ch in cell):
+        return True
+    for column, top in enumerate(first):
+        cells = [row[column] for row in body if column < len(row) and row[column].strip()]
+        if any(ch.isalpha() for ch in top) and any(any(ch.isdigit() for ch in c) for c in cells) \
+                and all(_NUMBER.fullmatch(cell.strip()) for cell in cells):
+            return True
+    return False
 
 
 def split(text: str) -> Layout:

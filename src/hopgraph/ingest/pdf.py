@@ -4,8 +4,11 @@ pypdf gives each page's lines in reading order; its text visitor also says where
 stands on the page and in which font, which is what tells a heading from a paragraph:
 
 - Page furniture goes first: a line at the top or the bottom of a page that comes back on
-  other pages (a running header, a footer "Confidential - page 2 of 3", the numbers of
+  other pages (a running header, a footer "Confidential - page 2 of 3", one number of
   such a line allowed to change) and a page number standing alone.
+- A table's cells stand where its columns start: lines set in pieces at the same places
+  are written as a Markdown table (`table_runs`, `pipe_table`), one table also over a page
+  break.
 - A gap between two lines wider than the text's line spacing ends a paragraph; lines within
   one are joined where they were wrapped (`lines.wrapped`), also across a page break.
 - A short line set larger than the text, or bold where the text is not, is a heading. Then
@@ -18,6 +21,7 @@ stands on the page and in which font, which is what tells a heading from a parag
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections import Counter
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hopgraph.errors import InputError
+from hopgraph.ingest import fields
 from hopgraph.ingest.lines import (
     FULL_PRINTED_LINE,
     MAX_HEADING_CHARS,
@@ -40,6 +45,8 @@ from hopgraph.ingest.lines import (
 
 EDGE_LINES = 2  # lines at each end of a page where headers and footers stand
 FURNITURE_PAGES = 1 / 3  # a line at a page's edge on this share of the pages (and two)...
+ALIGN = 1.5  # points within which two cells start at one column
+MAX_CELL_CHARS = 30  # a table's cells past the first are this long or shorter (the median)
 PARAGRAPH_GAP = 1.3  # a gap this many times the line spacing ends a paragraph
 SHORT_LINE = 0.7  # with no heights known, a line this much shorter than the width ends one
 LARGER = 0.9  # points above the text's size that make a line a heading
@@ -57,6 +64,7 @@ class Line:
     y: float | None = None
     size: float = 0.0
     bold: bool = False
+    cells: tuple[tuple[float, str], ...] = ()  # (x, text) of each piece set apart on the line
 
     @property
     def style(self) -> tuple[float, bool]:
@@ -98,38 +106,49 @@ def read_pdf(path: Path) -> PdfText:
 
 def page_lines(page: Any) -> list[Line]:
     """A pypdf page's lines, with their height and type when its text visitor tells them."""
-    pieces: list[tuple[str, float, float, bool]] = []
+    pieces: list[tuple[str, float, float, float, bool]] = []
 
     def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:
         if text:
+            x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
             y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
             scale = abs(tm[2] * cm[1] + tm[3] * cm[3]) or 1.0
             name = str(font.get("/BaseFont", "")) if isinstance(font, dict) else ""
-            pieces.append((text, y, float(size) * scale, bool(_BOLD.search(name))))
+            pieces.append((text, x, y, float(size) * scale, bool(_BOLD.search(name))))
 
     text = page.extract_text(visitor_text=visit) or ""
     if "".join(piece[0] for piece in pieces) != text:  # the visitor missed something
         return [Line(line.strip()) for line in text.splitlines()]
     lines: list[Line] = []
     parts: list[str] = []
+    cells: list[tuple[float, str]] = []
     styles: Counter[tuple[float, bool]] = Counter()
     y: float | None = None
-    for piece, height, size, bold in pieces:
+    for piece, x, height, size, bold in pieces:
         for number, part in enumerate(piece.split("\n")):
             if number:
-                lines.append(_line("".join(parts), y, styles))
-                parts, styles, y = [], Counter(), None
+                lines.append(_line("".join(parts), y, styles, cells))
+                parts, cells, styles, y = [], [], Counter(), None
             if part.strip():
                 y = height if y is None else y
                 styles[(size, bold)] += len(part.strip())
+                # A piece set at a place of its own starts a cell; a line a piece goes on
+                # to after a break has no known place.
+                at = x if number == 0 else math.nan
+                if not cells or at != cells[-1][0]:
+                    cells.append((at, part))
+                else:
+                    cells[-1] = (at, cells[-1][1] + part)
             parts.append(part)
-    lines.append(_line("".join(parts), y, styles))
+    lines.append(_line("".join(parts), y, styles, cells))
     return lines
 
 
-def _line(text: str, y: float | None, styles: Counter[tuple[float, bool]]) -> Line:
+def _line(text: str, y: float | None, styles: Counter[tuple[float, bool]],
+          cells: list[tuple[float, str]]) -> Line:
     size, bold = styles.most_common(1)[0][0] if styles else (0.0, False)
-    return Line(" ".join(text.split()), y, size, bold)
+    return Line(" ".join(text.split()), y, size, bold,
+                tuple((x, " ".join(cell.split())) for x, cell in cells))
 
 
 def pdf_text(pages: list[list[Line]]) -> PdfText:
@@ -148,14 +167,21 @@ def pdf_text(pages: list[list[Line]]) -> PdfText:
 
 def drop_furniture(pages: list[list[Line]]) -> list[list[Line]]:
     """The pages without their running headers, footers and page numbers: a line among the
-    first or last few of a page that stands at the edge of other pages too (its numbers
-    allowed to differ), or a page number standing alone there."""
+    first or last few of a page that stands at the edge of other pages too (one of its
+    numbers allowed to differ), or a page number standing alone there."""
     edges = [_edge_indices(page) for page in pages]
     seen: Counter[str] = Counter()
+    numbers: dict[str, set[tuple[str, ...]]] = {}
     for page, edge in zip(pages, edges, strict=True):
         seen.update({_furniture_key(page[i].text) for i in edge})
+        for i in edge:
+            numbers.setdefault(_furniture_key(page[i].text), set()).add(
+                tuple(re.findall(r"\d+", page[i].text)))
+    # Only a page number changes from page to page: rows of a table at the pages' edges
+    # ("Supplier 12  61  71") change in every number.
     repeated = {key for key, count in seen.items()
-                if count >= 2 and count >= FURNITURE_PAGES * len(pages)}
+                if count >= 2 and count >= FURNITURE_PAGES * len(pages)
+                and sum(len(set(column)) > 1 for column in zip(*numbers[key], strict=True)) <= 1}
     kept: list[list[Line]] = []
     for page, edge in zip(pages, edges, strict=True):
         kept.append([line for i, line in enumerate(page) if not line.text or i not in edge
@@ -216,11 +242,13 @@ def _blocks(pages: list[list[Line]], spacing: float | None,
     for number, page in enumerate(pages):
         block: _Block | None = None
         previous: Line | None = None
-        for line in page:
+        rows = {n for start, end in table_runs(page) for n in range(start, end)}
+        for n, line in enumerate(page):
             if not line.text:
                 block = None
                 continue
-            level = levels.get(line.style, 0) if _heading_text(line.text) else 0
+            level = levels.get(line.style, 0) if _heading_text(line.text) and n not in rows \
+                else 0
             if previous is None:
                 gap = False
             elif spacing is None or previous.y is None or line.y is None:
@@ -250,13 +278,22 @@ def _write(blocks: list[_Block], width: int, markdown: bool, page_count: int) ->
         if block.level and markdown:
             text = "#" * block.level + " " + " ".join(line.text for line in block.lines)
         else:
-            text = _paragraph([line.text for line in block.lines], width)
+            text = _body(block.lines, width)
         if (last is not None and not last.level and not block.level and last.page != block.page
+                and not _table_text(parts[-1].rsplit("\n", 1)[-1]) and not _table_text(text)
                 and wrapped(last.lines[-1].text, block.lines[0].text, width, FULL_PRINTED_LINE)):
             joined = join_wrapped(parts[-1], text)
             if starts[block.page] is None:
                 starts[block.page] = base + len(joined) - len(text)
             parts[-1] = joined
+            last = block
+            continue
+        rows = _rows_going_on(parts[-1], text) if last is not None and not last.level \
+            and not block.level and last.page != block.page else None
+        if rows is not None:  # a table that goes on over a page break is one table
+            if starts[block.page] is None:
+                starts[block.page] = base + len(parts[-1]) + 1
+            parts[-1] = f"{parts[-1]}\n{rows}"
             last = block
             continue
         base = base + len(parts[-1]) + 2 if parts else 0
@@ -285,3 +322,93 @@ def _paragraph(lines: list[str], width: int) -> str:
         text = (join_wrapped(text, line) if wrapped(previous, line, width, FULL_PRINTED_LINE)
                 else f"{text}\n{line}")
     return text
+
+
+def _body(lines: list[Line], width: int) -> str:
+    """A paragraph block's text: its tables (`table_runs`) as Markdown tables, the lines
+    between them as paragraphs; one blank line between the two kinds."""
+    parts: list[str] = []
+    done = 0
+    for start, end in [*table_runs(lines), (len(lines), len(lines))]:
+        if start > done:
+            parts.append(_paragraph([line.text for line in lines[done:start]], width))
+        if end > start:
+            parts.append(pipe_table(lines[start:end]))
+        done = end
+    return "\n\n".join(parts)
+
+
+def _rows_going_on(before: str, text: str) -> str | None:
+    """The text of a block that opens with the rows of the table `before` ends with (as
+    many columns, under an empty header or that table's own, repeated), from those rows on;
+    None when it does not."""
+    table = before.rsplit("\n\n", 1)[-1].split("\n")
+    opening, _, rest = text.partition("\n\n")
+    going = opening.split("\n")
+    if not (_table_text(table[0]) and _table_text(going[0])) or len(going) < 3 \
+            or going[0].count("|") != table[0].count("|"):
+        return None
+    if going[0].replace("|", "").strip() and going[0] != table[0]:
+        return None
+    return "\n".join(going[2:]) + (f"\n\n{rest}" if rest else "")
+
+
+def _table_text(text: str) -> bool:
+    return text.lstrip().startswith("|")
+
+
+def _starts_at(x: float, other: float) -> bool:
+    return abs(x - other) <= ALIGN
+
+
+def _aligned(one: Line, other: Line) -> bool:
+    """Whether two lines are rows of one table: each set in two cells or more, the first
+    ones starting together and as many of the others as the narrower row has (two at most)."""
+    if min(len(one.cells), len(other.cells)) < 2 \
+            or not _starts_at(one.cells[0][0], other.cells[0][0]):
+        return False
+    shared = sum(any(_starts_at(x, y) for y, _ in other.cells[1:]) for x, _ in one.cells[1:])
+    return shared >= min(2, len(one.cells) - 1, len(other.cells) - 1)
+
+
+def table_runs(lines: list[Line]) -> list[tuple[int, int]]:
+    """(first, end) of each run of two lines or more set in aligned cells (`_aligned`) whose
+    cells past the first are short, as a table's are (the two columns of a page of text are
+    not a table)."""
+    runs: list[tuple[int, int]] = []
+    start = 0
+    for end in range(1, len(lines) + 1):
+        if end < len(lines) and _aligned(lines[end - 1], lines[end]):
+            continue
+        if end - start >= 2:
+            lengths = [len(text) for line in lines[start:end] for _, text in line.cells[1:]]
+            if statistics.median(lengths) <= MAX_CELL_CHARS:
+                runs.append((start, end))
+        start = end
+    return runs
+
+
+def pipe_table(lines: list[Line]) -> str:
+    """Table rows as a Markdown table. A column starts where cells of two rows start
+    together; a cell goes under the last column starting at or before it. The first row is
+    the header when it alone is bold, or by `fields.has_header`; a table without one gets an
+    empty header row."""
+    starts = sorted(x for x, _ in lines[0].cells[:1])
+    for line in lines:
+        for x, _ in line.cells[1:]:
+            if not any(_starts_at(x, s) for s in starts) and sum(
+                    any(_starts_at(x, y) for y, _ in other.cells[1:]) for other in lines) >= 2:
+                starts.append(x)
+    starts.sort()
+    rows: list[list[str]] = []
+    for line in lines:
+        row = [""] * len(starts)
+        for x, text in line.cells:
+            column = max([i for i, s in enumerate(starts) if s <= x + ALIGN] or [0])
+            row[column] = f"{row[column]} {text}".strip()
+        rows.append([cell.replace("|", "/") for cell in row])
+    bold = [line.bold for line in lines]
+    header = (bold[0] and not any(bold[1:])) or fields.has_header(rows)
+    top = rows.pop(0) if header else [""] * len(starts)
+    return "\n".join(["| " + " | ".join(top) + " |", "|" + "---|" * len(top)]
+                     + ["| " + " | ".join(row) + " |" for row in rows])

@@ -1,0 +1,126 @@
+"""A PDF's tables: cells set at their columns' places are read back as a Markdown table (a
+header row when there is one), cut one row a chunk and related row by row, as a Markdown
+file's table is; prose, even set in two columns, is not a table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hopgraph.ingest import fields
+from hopgraph.ingest.documents import chunk_documents
+from hopgraph.ingest.offline_extractor import extract
+from hopgraph.ingest.pdf import Line, pipe_table, table_runs
+from hopgraph.ingest.reading import read_documents
+from hopgraph.records import Triplet
+
+fpdf = pytest.importorskip("fpdf", reason="fpdf2 is missing: pip install -e '.[dev]'")
+
+SCORES = [["Supplier", "Q1 2025", "Q2 2025"], ["Vantor Films NV", "95", "96"],
+          ["Dunmore Recycling Ltd", "-", "90"], ["Keller Polymers B.V.", "88", "71"]]
+INTRO = "Scores are out of 100 and are worked out under QP-07 from deliveries and audits."
+
+
+def table(pdf: fpdf.FPDF, rows: list[list[str]], bold_header: bool = False) -> None:
+    """Rows printed as a word processor prints a table: each cell at its column's place."""
+    widths = [max(pdf.get_string_width(row[i]) for row in rows) + 8 for i in range(len(rows[0]))]
+    for number, row in enumerate(rows):
+        pdf.set_font("Helvetica", style="B" if bold_header and number == 0 else "", size=10)
+        x = pdf.l_margin
+        for width, cell in zip(widths, row, strict=True):
+            pdf.set_x(x)
+            pdf.cell(width, 5, cell)
+            x += width
+        pdf.ln(5)
+    pdf.set_font("Helvetica", size=10)
+    pdf.ln(3)
+
+
+def write(path: Path, rows: list[list[str]], bold_header: bool = False) -> Path:
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", style="B", size=14)
+    pdf.cell(0, 8, "Quarterly quality report", new_x="LMARGIN", new_y="NEXT")
+    pdf.set_font("Helvetica", size=10)
+    pdf.cell(0, 5, INTRO, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(3)
+    table(pdf, rows, bold_header)
+    pdf.cell(0, 5, "Keller Polymers fell below 75 after incident IR-2330.",
+             new_x="LMARGIN", new_y="NEXT")
+    pdf.output(str(path))
+    return path
+
+
+@pytest.mark.parametrize("bold_header", [False, True])
+def test_a_pdf_table_is_read_as_a_markdown_table(tmp_path: Path, bold_header: bool) -> None:
+    [document] = read_documents([write(tmp_path / "scores.pdf", SCORES, bold_header)])
+    assert ("| Supplier | Q1 2025 | Q2 2025 |\n|---|---|---|\n"
+            "| Vantor Films NV | 95 | 96 |\n| Dunmore Recycling Ltd | - | 90 |\n"
+            "| Keller Polymers B.V. | 88 | 71 |") in document.text
+    assert INTRO in document.text  # the prose around it stays prose
+    assert "# Supplier" not in document.text  # a bold header row is no heading
+
+
+def test_a_pdf_tables_rows_are_chunked_and_related_one_by_one(tmp_path: Path) -> None:
+    rows = [*SCORES, *[[f"Supplier {n}", str(60 + n), str(70 + n)] for n in range(1, 9)]]
+    documents = read_documents([write(tmp_path / "scores.pdf", rows)])
+    chunks = [c.text for c in chunk_documents(documents)]
+    keller = [text for text in chunks if "Keller Polymers B.V. | 88 | 71" in text]
+    assert len(keller) == 1 and keller[0].count("Supplier 3") == 0  # a row, not the table
+    assert "| Supplier | Q1 2025 | Q2 2025 |" in keller[0]  # under the header row
+    triplets = extract(None, keller[0])
+    assert Triplet("Keller Polymers", "q2 2025", "71") in triplets
+
+
+def test_a_table_without_a_header_row_relates_its_cells_as_has(tmp_path: Path) -> None:
+    rows = [["IR-2319", "minor", "closed", "DP-150 cartons with a wrong batch code"],
+            ["IR-2330", "critical", "open", "Black specks in VT-220 trays, lot KP-5562"]]
+    [document] = read_documents([write(tmp_path / "incidents.pdf", rows)])
+    assert "|  |  |  |  |\n|---|---|---|---|\n| IR-2319 | minor | closed |" in document.text
+    assert Triplet("IR-2330", "has", "KP-5562") in extract(None, document.text)
+
+
+def test_two_columns_of_prose_are_no_table() -> None:
+    left, right = 20.0, 110.0
+    page = [Line(f"{a} {b}", 700.0 - 12 * n, 10.0, False, ((left, a), (right, b)))
+            for n, (a, b) in enumerate([
+                ("The plant at Coalville runs four lines", "and the Evesham depot ships the"),
+                ("of thermoformed trays for the dairies", "trays to the supermarkets in the"),
+                ("of the north and the Midlands all year", "south, three times a week, by road")])]
+    assert table_runs(page) == []
+    # ... while short cells at the same places are
+    rows = [Line(f"{a} {b}", 700.0 - 12 * n, 10.0, False, ((left, a), (right, b)))
+            for n, (a, b) in enumerate([("Bramley's Fresh Kitchen", "3"),
+                                        ("Hollis and Grant Foods", "1")])]
+    assert table_runs(rows) == [(0, 2)]
+    assert pipe_table(rows).splitlines()[2] == "| Bramley's Fresh Kitchen | 3 |"
+
+
+def test_a_header_is_found_over_a_column_of_numbers() -> None:
+    assert fields.has_header([["Supplier", "Q1 2025", "Q2 2025"], ["Vantor Films", "95", "-"]])
+    assert fields.has_header([["Job", "Site"], ["JB-40512", "S-CAR-003"]])
+    assert not fields.has_header([["IR-2319", "minor"], ["IR-2322", "major"]])
+    assert not fields.has_header([["Bramley's Fresh Kitchen", "3"], ["Hollis and Grant", "1"]])
+    # in plain text laid out with spaces too
+    triplets = extract(None, "Supplier          Q1 2025   Q2 2025\n"
+                             "Vantor Films NV   95        96\n"
+                             "Keller Polymers   88        71\n")
+    assert Triplet("Keller Polymers", "q2 2025", "71") in triplets
+
+
+def test_a_table_going_on_over_a_page_break_is_one_table(tmp_path: Path) -> None:
+    rows = [["Supplier", "Q1 2025", "Q2 2025"],
+            *[[f"Supplier {n}", str(60 + n), str(70 + n)] for n in range(1, 60)]]
+    path = tmp_path / "long.pdf"
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    table(pdf, rows)
+    pdf.output(str(path))
+    [document] = read_documents([path])
+    assert document.text.count("| Supplier | Q1 2025 | Q2 2025 |") == 1
+    assert "| Supplier 59 | 119 | 129 |" in document.text
+    assert "|  |  |  |" not in document.text  # the rows on page 2 are under the same header
+    assert len(document.pages) == 2
+    assert document.text[document.pages[1]:].startswith("| Supplier ")  # page 2: its first row
