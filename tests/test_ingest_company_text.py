@@ -82,6 +82,23 @@ def test_key_value_lines_relate_the_subject_to_names_and_values() -> None:
                    for t in triplets)
 
 
+def test_a_job_title_after_a_name_is_the_role_it_is_related_in_not_a_name() -> None:
+    triplets = extract(None, "Audit: SA-25-03\nLead auditor: Priya Raman, Quality Manager\n"
+                       "Supplier: Rob Tate, Director; Sian Orrin, Quality Manager\n"
+                       "For: Chris Alder, Head of Property Management\n"
+                       "Site: Dunmore Recycling Ltd, Dundalk")
+    assert {Triplet("SA-25-03", "lead auditor, quality manager", "Priya Raman"),
+            Triplet("SA-25-03", "supplier, director", "Rob Tate"),
+            Triplet("SA-25-03", "supplier, quality manager", "Sian Orrin"),
+            Triplet("SA-25-03", "for, head of property management", "Chris Alder"),
+            Triplet("SA-25-03", "site", "Dundalk")} <= set(triplets)  # a town is no title
+    assert not any(t.object in ("Quality Manager", "Director") for t in triplets)
+    # in a table cell too
+    assert extract(None, "| Site | Contact |\n|---|---|\n"
+                         "| Coalville | Marek Nowak, laboratory technician |") == [
+        Triplet("Coalville", "contact, laboratory technician", "Marek Nowak")]
+
+
 def test_an_email_header_relates_sender_recipients_subject_and_date() -> None:
     triplets = extract(None, "From: Aoife Dunne <aoife@x.example>\nTo: Tom Hessel "
                        "<tom@y.example>\nSubject: Quotation Q-7781\nDate: 16 June 2025\n\n"
@@ -105,7 +122,7 @@ def test_a_record_is_about_the_name_before_its_first_comma() -> None:
     # The first value names the record's subject and then its place: the subject is the name.
     triplets = extract(None, "Supplier: Dunmore Recycling Ltd, Dundalk, County Louth\n"
                        "Contact: Aoife Dunne, Sales Director\nCalled by: Priya Castell")
-    assert {Triplet("Dunmore Recycling", "contact", "Aoife Dunne"),
+    assert {Triplet("Dunmore Recycling", "contact, sales director", "Aoife Dunne"),
             Triplet("Dunmore Recycling", "called by", "Priya Castell")} <= set(triplets)
     # a first value of a date and more names no subject
     dated = extract(None, "Date: 4 March 2025, Dundalk\nContact: Aoife Dunne")

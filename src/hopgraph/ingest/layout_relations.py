@@ -16,30 +16,76 @@ MAX_VALUE_WORDS = 5
 
 
 def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
+    """What a field's value or a table cell relates to (`_objects_and_roles`, roles left
+    out)."""
+    return [name for name, _ in _objects_and_roles(value, rules, vocabulary)]
+
+
+def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
+                       ) -> list[tuple[str, str]]:
     """What a field's value or a table cell relates to, part by part (split at commas and
     semicolons): its codes and its other names, a short part without codes or dates that
     opens with a capital and names something being a name as a whole ("Recycled PET flake",
     "United Kingdom"; not "returned to Coalville 14 March", which is "Coalville" and "14
     March"); else a short value with a digit (a date, an amount: "12 September 2025" of
-    "Closed 12 September 2025")."""
-    objects: list[str] = []
+    "Closed 12 September 2025").
+
+    Each comes with the role a job title after it gives it ("Priya Raman, Quality
+    Manager"), else "": the title is what the person is there as, said of them, not a thing
+    of its own to relate to.
+    """
+    objects: list[tuple[str, str]] = []
+    alone: int | None = None  # where the name a part held alone is in `objects`
     for part in re.split(r"[;,](?!\d)", value):
         part = part.strip().rstrip(".")
         if not part:
             continue
+        if alone is not None and (role := job_title(part)) is not None:
+            objects[alone] = (objects[alone][0], role)
+            alone = None
+            continue
+        found = len(objects)
         names = names_in(part, rules, vocabulary)
         codes = [name for name in names if is_code(name)]
         values = [name for name in names if not is_code(name) and _VALUE.fullmatch(name)]
         others = [name for name in names if not is_code(name) and name not in values]
-        objects.extend(codes)
+        objects.extend((code, "") for code in codes)
         if others and not codes and len(part.split()) <= MAX_VALUE_WORDS and "(" not in part \
                 and part[:1].isupper() and not values:
-            objects.append(without_legal_form(part))
+            objects.append((without_legal_form(part), ""))
         elif others:
-            objects.extend(others + values)
-        elif not codes and (found := _value(part)) is not None:
-            objects.append(found)
-    return list(dict.fromkeys(objects))
+            objects.extend((name, "") for name in others + values)
+        elif not codes and (found_value := _value(part)) is not None:
+            objects.append((found_value, ""))
+        alone = found if len(objects) == found + 1 and not codes and not values else None
+    seen: dict[str, str] = {}
+    for name, role in objects:
+        seen[name] = seen.get(name) or role
+    return list(seen.items())
+
+
+# The last word of a job title ("Quality Manager", "lead auditor", "Head of Property
+# Management": the word before "of"): English words for a post, not any folder's own.
+JOB_WORDS = frozenset(re.findall(r"[\w-]+", """
+    manager director lead leader officer engineer auditor coordinator co-ordinator supervisor
+    technician chair chairman chairwoman chairperson secretary head controller analyst buyer
+    planner administrator assistant advisor adviser consultant specialist inspector surveyor
+    representative president vice-president ceo cfo coo cto cio owner partner accountant
+    clerk executive agent operator foreman superintendent scientist chemist designer
+    architect developer apprentice trainee associate counsel solicitor lawyer nurse doctor
+    physician pharmacist editor producer founder treasurer trustee governor principal
+    receptionist storekeeper estimator electrician fitter mechanic driver"""))
+MAX_TITLE_WORDS = 6
+
+
+def job_title(part: str) -> str | None:
+    """The part as a job title, when it is one: at most MAX_TITLE_WORDS words and no
+    digit, its last word (or the word before "of") one of JOB_WORDS."""
+    words = part.split()
+    if not 0 < len(words) <= MAX_TITLE_WORDS or any(ch.isdigit() for ch in part):
+        return None
+    head = part.split(" of ")[0].split()[-1].lower().strip("().")
+    return part if head in JOB_WORDS else None
 
 
 _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|"
@@ -55,13 +101,19 @@ _VALUE = re.compile(
 def _subject(value: str, rules: Rules, vocabulary: Vocabulary) -> str | None:
     """What a record is about, from its first value: the one name it holds, or the one name
     before its first comma ("Supplier: Dunmore Recycling Ltd, Dundalk, County Louth" is about
-    Dunmore Recycling; its town is another of its facts); None when neither is one name, or
-    the name is a date or an amount."""
-    whole = _objects(value, rules, vocabulary)
-    if len(whole) == 1:
-        return None if _VALUE.fullmatch(whole[0]) else whole[0]
-    head = _objects(re.split(r"[;,](?!\d)", value)[0], rules, vocabulary)
-    return head[0] if len(head) == 1 and not _VALUE.fullmatch(head[0]) else None
+    Dunmore Recycling; its town is another of its facts); None when neither is one name, the
+    name is a date or an amount, or a person given with their job title ("Signed: Priya
+    Raman, lead auditor, 14 July 2025": a party to the record, not what it is about)."""
+    whole = _objects_and_roles(value, rules, vocabulary)
+    if len(whole) != 1:
+        whole = _objects_and_roles(re.split(r"[;,](?!\d)", value)[0], rules, vocabulary)
+        if len(whole) == 1 and any(role for _, role in _objects_and_roles(
+                value, rules, vocabulary)):
+            return None
+    if len(whole) != 1:
+        return None
+    name, role = whole[0]
+    return None if role or _VALUE.fullmatch(name) else name
 
 
 def _value(text: str) -> str | None:
@@ -90,8 +142,8 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                 triplets.extend(Triplet(key, "concerns", name)
                                 for name in names_in(value, rules, vocabulary) if name != key)
             elif subject is not None:
-                triplets.extend(Triplet(subject, key.lower(), name)
-                                for name in _objects(value, rules, vocabulary)
+                triplets.extend(Triplet(subject, _predicate(key, role), name)
+                                for name, role in _objects_and_roles(value, rules, vocabulary)
                                 if name != subject)
     for table in layout.tables:
         for row in table.rows:
@@ -100,10 +152,16 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                 continue
             for header, cell in zip(table.header[1:], row[1:], strict=False):
                 predicate = header.lower().strip() or "has"
-                triplets.extend(Triplet(heads[0], predicate, name)
-                                for name in _objects(cell, rules, vocabulary)
+                triplets.extend(Triplet(heads[0], _predicate(predicate, role), name)
+                                for name, role in _objects_and_roles(cell, rules, vocabulary)
                                 if name != heads[0])
     return triplets
+
+
+def _predicate(key: str, role: str) -> str:
+    """A key as a predicate, with the role its name is there in ("lead auditor, quality
+    manager")."""
+    return f"{key.lower()}, {role.lower()}" if role else key.lower()
 
 
 def _email(record: fields.Record, rules: Rules, vocabulary: Vocabulary) -> list[Triplet]:
