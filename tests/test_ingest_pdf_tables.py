@@ -124,3 +124,24 @@ def test_a_table_going_on_over_a_page_break_is_one_table(tmp_path: Path) -> None
     assert "|  |  |  |" not in document.text  # the rows on page 2 are under the same header
     assert len(document.pages) == 2
     assert document.text[document.pages[1]:].startswith("| Supplier ")  # page 2: its first row
+
+
+def test_a_cell_wrapped_within_its_column_stays_in_its_row(tmp_path: Path) -> None:
+    path = tmp_path / "wrapped.pdf"
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    rows = [("Part", "Supplier", "Note"), ("HP-310", "Orrin & Tate", "fits the KX-4"),
+            ("HP-410", "Orrin & Tate", "fits the KX-4 Pro only,"), ("", "", "not the KX-4"),
+            ("GS-207", "Pelham's Rubber Works", "silicone")]
+    for part, supplier, note in rows:
+        for x, cell in ((10, part), (40, supplier), (95, note)):
+            if cell:
+                pdf.set_x(x)
+                pdf.cell(50, 5, cell)
+        pdf.ln(5)
+    pdf.output(str(path))
+    [document] = read_documents([path])
+    assert ("| Part | Supplier | Note |\n|---|---|---|\n| HP-310 | Orrin & Tate | fits the KX-4 |\n"
+            "| HP-410 | Orrin & Tate | fits the KX-4 Pro only, not the KX-4 |\n"
+            "| GS-207 | Pelham's Rubber Works | silicone |") in document.text

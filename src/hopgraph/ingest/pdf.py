@@ -372,20 +372,34 @@ def _aligned(one: Line, other: Line) -> bool:
 
 
 def table_runs(lines: list[Line]) -> list[tuple[int, int]]:
-    """(first, end) of each run of two lines or more set in aligned cells (`_aligned`) whose
+    """(first, end) of each run of two rows or more set in aligned cells (`_aligned`) whose
     cells past the first are short, as a table's are (the two columns of a page of text are
-    not a table)."""
+    not a table). A line under a row whose pieces all start where the row's cells past the
+    first do is those cells wrapped within their columns (`_goes_on`), part of the run."""
     runs: list[tuple[int, int]] = []
-    start = 0
+    start = row = 0
+    rows = [0]
     for end in range(1, len(lines) + 1):
-        if end < len(lines) and _aligned(lines[end - 1], lines[end]):
+        if end < len(lines) and _aligned(lines[row], lines[end]):
+            row = end
+            rows.append(end)
             continue
-        if end - start >= 2:
-            lengths = [len(text) for line in lines[start:end] for _, text in line.cells[1:]]
+        if end < len(lines) and len(rows) >= 1 and _goes_on(lines[row], lines[end]):
+            continue
+        if len(rows) >= 2:
+            lengths = [len(text) for n in rows for _, text in lines[n].cells[1:]]
             if statistics.median(lengths) <= MAX_CELL_CHARS:
                 runs.append((start, end))
-        start = end
+        start = row = end
+        rows = [end]
     return runs
+
+
+def _goes_on(row: Line, line: Line) -> bool:
+    """Whether `line` holds cells of `row` wrapped within their columns: each of its pieces
+    starts where one of the row's cells past the first does."""
+    return len(row.cells) >= 2 and bool(line.cells) and all(
+        any(_starts_at(x, y) for y, _ in row.cells[1:]) for x, _ in line.cells)
 
 
 def pipe_table(lines: list[Line]) -> str:
@@ -401,13 +415,15 @@ def pipe_table(lines: list[Line]) -> str:
                 starts.append(x)
     starts.sort()
     rows: list[list[str]] = []
+    bold: list[bool] = []
     for line in lines:
-        row = [""] * len(starts)
+        if not rows or _starts_at(line.cells[0][0], starts[0]):
+            rows.append([""] * len(starts))  # a row; else the last row's cells go on
+            bold.append(line.bold)
+        row = rows[-1]
         for x, text in line.cells:
             column = max([i for i, s in enumerate(starts) if s <= x + ALIGN] or [0])
-            row[column] = f"{row[column]} {text}".strip()
-        rows.append([cell.replace("|", "/") for cell in row])
-    bold = [line.bold for line in lines]
+            row[column] = f"{row[column]} {text.replace('|', '/')}".strip()
     header = (bold[0] and not any(bold[1:])) or fields.has_header(rows)
     top = rows.pop(0) if header else [""] * len(starts)
     return "\n".join(["| " + " | ".join(top) + " |", "|" + "---|" * len(top)]
