@@ -145,3 +145,19 @@ def test_a_cell_wrapped_within_its_column_stays_in_its_row(tmp_path: Path) -> No
     assert ("| Part | Supplier | Note |\n|---|---|---|\n| HP-310 | Orrin & Tate | fits the KX-4 |\n"
             "| HP-410 | Orrin & Tate | fits the KX-4 Pro only, not the KX-4 |\n"
             "| GS-207 | Pelham's Rubber Works | silicone |") in document.text
+
+
+def test_prose_set_word_by_word_is_no_table() -> None:
+    # Some PDFs place every word on its own: lines of prose then line up at a few places
+    # by chance (here "the" and "from" start together on both lines), never in columns.
+    def words(text: str, y: float, widths: list[float]) -> Line:
+        starts = [20.0 + sum(widths[:n]) for n in range(len(widths))]
+        return Line(text, y, 10.0, False, tuple(zip(starts, text.split(), strict=True)))
+
+    first = words("Keller Polymers ships the flake from Rotterdam at dawn", 700.0,
+                  [33, 43, 28, 18, 28, 25, 45, 13, 25])
+    second = words("Dunmore Recycling sent the lots from Dundalk in June", 688.0,
+                   [38, 48, 18, 18, 23, 25, 38, 13, 20])
+    shared = {x for x, _ in first.cells[1:]} & {x for x, _ in second.cells[1:]}
+    assert len(shared) >= 2  # aligned by the rule for two lines...
+    assert table_runs([first, second]) == []  # ...but most words stand in no column

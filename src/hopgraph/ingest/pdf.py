@@ -47,6 +47,7 @@ EDGE_LINES = 2  # lines at each end of a page where headers and footers stand
 FURNITURE_PAGES = 1 / 3  # a line at a page's edge on this share of the pages (and two)...
 ALIGN = 1.5  # points within which two cells start at one column
 MAX_CELL_CHARS = 30  # a table's cells past the first are this long or shorter (the median)
+COLUMN_SHARE = 0.8  # of a table's cells past the first, the share that start in its columns
 PARAGRAPH_GAP = 1.3  # a gap this many times the line spacing ends a paragraph
 SHORT_LINE = 0.7  # with no heights known, a line this much shorter than the width ends one
 LARGER = 0.9  # points above the text's size that make a line a heading
@@ -386,13 +387,24 @@ def table_runs(lines: list[Line]) -> list[tuple[int, int]]:
             continue
         if end < len(lines) and len(rows) >= 1 and _goes_on(lines[row], lines[end]):
             continue
-        if len(rows) >= 2:
-            lengths = [len(text) for n in rows for _, text in lines[n].cells[1:]]
-            if statistics.median(lengths) <= MAX_CELL_CHARS:
-                runs.append((start, end))
+        if len(rows) >= 2 and _columns_hold([lines[n] for n in rows]):
+            runs.append((start, end))
         start = row = end
         rows = [end]
     return runs
+
+
+def _columns_hold(rows: list[Line]) -> bool:
+    """Whether rows make a table: their cells past the first are short (a median of at most
+    MAX_CELL_CHARS) and nearly all (COLUMN_SHARE) start where cells of at least half the rows
+    start. Prose set word by word lines up here and there by chance, not in columns."""
+    later = [(x, text) for row in rows for x, text in row.cells[1:]]
+    if statistics.median(len(text) for _, text in later) > MAX_CELL_CHARS:
+        return False
+    needed = (len(rows) + 1) // 2
+    in_columns = sum(sum(any(_starts_at(x, y) for y, _ in row.cells[1:]) for row in rows)
+                     >= max(needed, 2) for x, _ in later)
+    return in_columns >= COLUMN_SHARE * len(later)
 
 
 def _goes_on(row: Line, line: Line) -> bool:
