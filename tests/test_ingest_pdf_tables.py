@@ -11,7 +11,7 @@ import pytest
 from hopgraph.ingest import fields
 from hopgraph.ingest.documents import chunk_documents
 from hopgraph.ingest.offline_extractor import extract
-from hopgraph.ingest.pdf import Line, pipe_table, table_runs
+from hopgraph.ingest.pdf_tables import pipe_table, table_runs
 from hopgraph.ingest.reading import read_documents
 from hopgraph.records import Triplet
 
@@ -83,18 +83,16 @@ def test_a_table_without_a_header_row_relates_its_cells_as_has(tmp_path: Path) -
 
 def test_two_columns_of_prose_are_no_table() -> None:
     left, right = 20.0, 110.0
-    page = [Line(f"{a} {b}", 700.0 - 12 * n, 10.0, False, ((left, a), (right, b)))
-            for n, (a, b) in enumerate([
-                ("The plant at Coalville runs four lines", "and the Evesham depot ships the"),
-                ("of thermoformed trays for the dairies", "trays to the supermarkets in the"),
-                ("of the north and the Midlands all year", "south, three times a week, by road")])]
+    page = [((left, a), (right, b)) for a, b in [
+        ("The plant at Coalville runs four lines", "and the Evesham depot ships the"),
+        ("of thermoformed trays for the dairies", "trays to the supermarkets in the"),
+        ("of the north and the Midlands all year", "south, three times a week, by road")]]
     assert table_runs(page) == []
     # ... while short cells at the same places are
-    rows = [Line(f"{a} {b}", 700.0 - 12 * n, 10.0, False, ((left, a), (right, b)))
-            for n, (a, b) in enumerate([("Bramley's Fresh Kitchen", "3"),
-                                        ("Hollis and Grant Foods", "1")])]
+    rows = [((left, a), (right, b)) for a, b in [("Bramley's Fresh Kitchen", "3"),
+                                                 ("Hollis and Grant Foods", "1")]]
     assert table_runs(rows) == [(0, 2)]
-    assert pipe_table(rows).splitlines()[2] == "| Bramley's Fresh Kitchen | 3 |"
+    assert pipe_table(rows, [False, False]).splitlines()[2] == "| Bramley's Fresh Kitchen | 3 |"
 
 
 def test_a_header_is_found_over_a_column_of_numbers() -> None:
@@ -150,14 +148,14 @@ def test_a_cell_wrapped_within_its_column_stays_in_its_row(tmp_path: Path) -> No
 def test_prose_set_word_by_word_is_no_table() -> None:
     # Some PDFs place every word on its own: lines of prose then line up at a few places
     # by chance (here "the" and "from" start together on both lines), never in columns.
-    def words(text: str, y: float, widths: list[float]) -> Line:
+    def words(text: str, widths: list[float]) -> tuple[tuple[float, str], ...]:
         starts = [20.0 + sum(widths[:n]) for n in range(len(widths))]
-        return Line(text, y, 10.0, False, tuple(zip(starts, text.split(), strict=True)))
+        return tuple(zip(starts, text.split(), strict=True))
 
-    first = words("Keller Polymers ships the flake from Rotterdam at dawn", 700.0,
+    first = words("Keller Polymers ships the flake from Rotterdam at dawn",
                   [33, 43, 28, 18, 28, 25, 45, 13, 25])
-    second = words("Dunmore Recycling sent the lots from Dundalk in June", 688.0,
+    second = words("Dunmore Recycling sent the lots from Dundalk in June",
                    [38, 48, 18, 18, 23, 25, 38, 13, 20])
-    shared = {x for x, _ in first.cells[1:]} & {x for x, _ in second.cells[1:]}
+    shared = {x for x, _ in first[1:]} & {x for x, _ in second[1:]}
     assert len(shared) >= 2  # aligned by the rule for two lines...
     assert table_runs([first, second]) == []  # ...but most words stand in no column

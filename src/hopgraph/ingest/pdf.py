@@ -7,7 +7,7 @@ stands on the page and in which font, which is what tells a heading from a parag
   other pages (a running header, a footer "Confidential - page 2 of 3", one number of
   such a line allowed to change) and a page number standing alone.
 - A table's cells stand where its columns start: lines set in pieces at the same places
-  are written as a Markdown table (`table_runs`, `pipe_table`), one table also over a page
+  are written as a Markdown table (`pdf_tables`), one table also over a page
   break.
 - A gap between two lines wider than the text's line spacing ends a paragraph; lines within
   one are joined where they were wrapped (`lines.wrapped`), also across a page break.
@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 from hopgraph.errors import InputError
-from hopgraph.ingest import fields
 from hopgraph.ingest.lines import (
     FULL_PRINTED_LINE,
     MAX_HEADING_CHARS,
@@ -42,12 +41,10 @@ from hopgraph.ingest.lines import (
     width_of,
     wrapped,
 )
+from hopgraph.ingest.pdf_tables import pipe_table, rows_going_on, table_runs, table_text
 
 EDGE_LINES = 2  # lines at each end of a page where headers and footers stand
 FURNITURE_PAGES = 1 / 3  # a line at a page's edge on this share of the pages (and two)...
-ALIGN = 1.5  # points within which two cells start at one column
-MAX_CELL_CHARS = 30  # a table's cells past the first are this long or shorter (the median)
-COLUMN_SHARE = 0.8  # of a table's cells past the first, the share that start in its columns
 PARAGRAPH_GAP = 1.3  # a gap this many times the line spacing ends a paragraph
 SHORT_LINE = 0.7  # with no heights known, a line this much shorter than the width ends one
 LARGER = 0.9  # points above the text's size that make a line a heading
@@ -243,7 +240,8 @@ def _blocks(pages: list[list[Line]], spacing: float | None,
     for number, page in enumerate(pages):
         block: _Block | None = None
         previous: Line | None = None
-        rows = {n for start, end in table_runs(page) for n in range(start, end)}
+        rows = {n for start, end in table_runs([line.cells for line in page])
+                for n in range(start, end)}
         for n, line in enumerate(page):
             if not line.text:
                 block = None
@@ -281,7 +279,7 @@ def _write(blocks: list[_Block], width: int, markdown: bool, page_count: int) ->
         else:
             text = _body(block.lines, width)
         if (last is not None and not last.level and not block.level and last.page != block.page
-                and not _table_text(parts[-1].rsplit("\n", 1)[-1]) and not _table_text(text)
+                and not table_text(parts[-1].rsplit("\n", 1)[-1]) and not table_text(text)
                 and wrapped(last.lines[-1].text, block.lines[0].text, width, FULL_PRINTED_LINE)):
             joined = join_wrapped(parts[-1], text)
             if starts[block.page] is None:
@@ -289,7 +287,7 @@ def _write(blocks: list[_Block], width: int, markdown: bool, page_count: int) ->
             parts[-1] = joined
             last = block
             continue
-        rows = _rows_going_on(parts[-1], text) if last is not None and not last.level \
+        rows = rows_going_on(parts[-1], text) if last is not None and not last.level \
             and not block.level and last.page != block.page else None
         if rows is not None:  # a table that goes on over a page break is one table
             if starts[block.page] is None:
@@ -326,117 +324,15 @@ def _paragraph(lines: list[str], width: int) -> str:
 
 
 def _body(lines: list[Line], width: int) -> str:
-    """A paragraph block's text: its tables (`table_runs`) as Markdown tables, the lines
-    between them as paragraphs; one blank line between the two kinds."""
+    """A paragraph block's text: its tables (`pdf_tables.table_runs`) as Markdown tables,
+    the lines between them as paragraphs; one blank line between the two kinds."""
     parts: list[str] = []
     done = 0
-    for start, end in [*table_runs(lines), (len(lines), len(lines))]:
+    cells = [line.cells for line in lines]
+    for start, end in [*table_runs(cells), (len(lines), len(lines))]:
         if start > done:
             parts.append(_paragraph([line.text for line in lines[done:start]], width))
         if end > start:
-            parts.append(pipe_table(lines[start:end]))
+            parts.append(pipe_table(cells[start:end], [line.bold for line in lines[start:end]]))
         done = end
     return "\n\n".join(parts)
-
-
-def _rows_going_on(before: str, text: str) -> str | None:
-    """The text of a block that opens with the rows of the table `before` ends with (as
-    many columns, under an empty header or that table's own, repeated), from those rows on;
-    None when it does not."""
-    table = before.rsplit("\n\n", 1)[-1].split("\n")
-    opening, _, rest = text.partition("\n\n")
-    going = opening.split("\n")
-    if not (_table_text(table[0]) and _table_text(going[0])) or len(going) < 3 \
-            or going[0].count("|") != table[0].count("|"):
-        return None
-    if going[0].replace("|", "").strip() and going[0] != table[0]:
-        return None
-    return "\n".join(going[2:]) + (f"\n\n{rest}" if rest else "")
-
-
-def _table_text(text: str) -> bool:
-    return text.lstrip().startswith("|")
-
-
-def _starts_at(x: float, other: float) -> bool:
-    return abs(x - other) <= ALIGN
-
-
-def _aligned(one: Line, other: Line) -> bool:
-    """Whether two lines are rows of one table: each set in two cells or more, the first
-    ones starting together and as many of the others as the narrower row has (two at most)."""
-    if min(len(one.cells), len(other.cells)) < 2 \
-            or not _starts_at(one.cells[0][0], other.cells[0][0]):
-        return False
-    shared = sum(any(_starts_at(x, y) for y, _ in other.cells[1:]) for x, _ in one.cells[1:])
-    return shared >= min(2, len(one.cells) - 1, len(other.cells) - 1)
-
-
-def table_runs(lines: list[Line]) -> list[tuple[int, int]]:
-    """(first, end) of each run of two rows or more set in aligned cells (`_aligned`) whose
-    cells past the first are short, as a table's are (the two columns of a page of text are
-    not a table). A line under a row whose pieces all start where the row's cells past the
-    first do is those cells wrapped within their columns (`_goes_on`), part of the run."""
-    runs: list[tuple[int, int]] = []
-    start = row = 0
-    rows = [0]
-    for end in range(1, len(lines) + 1):
-        if end < len(lines) and _aligned(lines[row], lines[end]):
-            row = end
-            rows.append(end)
-            continue
-        if end < len(lines) and len(rows) >= 1 and _goes_on(lines[row], lines[end]):
-            continue
-        if len(rows) >= 2 and _columns_hold([lines[n] for n in rows]):
-            runs.append((start, end))
-        start = row = end
-        rows = [end]
-    return runs
-
-
-def _columns_hold(rows: list[Line]) -> bool:
-    """Whether rows make a table: their cells past the first are short (a median of at most
-    MAX_CELL_CHARS) and nearly all (COLUMN_SHARE) start where cells of at least half the rows
-    start. Prose set word by word lines up here and there by chance, not in columns."""
-    later = [(x, text) for row in rows for x, text in row.cells[1:]]
-    if statistics.median(len(text) for _, text in later) > MAX_CELL_CHARS:
-        return False
-    needed = (len(rows) + 1) // 2
-    in_columns = sum(sum(any(_starts_at(x, y) for y, _ in row.cells[1:]) for row in rows)
-                     >= max(needed, 2) for x, _ in later)
-    return in_columns >= COLUMN_SHARE * len(later)
-
-
-def _goes_on(row: Line, line: Line) -> bool:
-    """Whether `line` holds cells of `row` wrapped within their columns: each of its pieces
-    starts where one of the row's cells past the first does."""
-    return len(row.cells) >= 2 and bool(line.cells) and all(
-        any(_starts_at(x, y) for y, _ in row.cells[1:]) for x, _ in line.cells)
-
-
-def pipe_table(lines: list[Line]) -> str:
-    """Table rows as a Markdown table. A column starts where cells of two rows start
-    together; a cell goes under the last column starting at or before it. The first row is
-    the header when it alone is bold, or by `fields.has_header`; a table without one gets an
-    empty header row."""
-    starts = sorted(x for x, _ in lines[0].cells[:1])
-    for line in lines:
-        for x, _ in line.cells[1:]:
-            if not any(_starts_at(x, s) for s in starts) and sum(
-                    any(_starts_at(x, y) for y, _ in other.cells[1:]) for other in lines) >= 2:
-                starts.append(x)
-    starts.sort()
-    rows: list[list[str]] = []
-    bold: list[bool] = []
-    for line in lines:
-        if not rows or _starts_at(line.cells[0][0], starts[0]):
-            rows.append([""] * len(starts))  # a row; else the last row's cells go on
-            bold.append(line.bold)
-        row = rows[-1]
-        for x, text in line.cells:
-            column = max([i for i, s in enumerate(starts) if s <= x + ALIGN] or [0])
-            row[column] = f"{row[column]} {text.replace('|', '/')}".strip()
-    header = (bold[0] and not any(bold[1:])) or fields.has_header(rows)
-    top = rows.pop(0) if header else [""] * len(starts)
-    return "\n".join(["| " + " | ".join(top) + " |", "|" + "---|" * len(top)]
-                     + ["| " + " | ".join(row) + " |" for row in rows])
