@@ -104,16 +104,12 @@ def _subject(value: str, rules: Rules, vocabulary: Vocabulary) -> str | None:
     Dunmore Recycling; its town is another of its facts); None when neither is one name, the
     name is a date or an amount, or a person given with their job title ("Signed: Priya
     Raman, lead auditor, 14 July 2025": a party to the record, not what it is about)."""
-    whole = _objects_and_roles(value, rules, vocabulary)
-    if len(whole) != 1:
-        whole = _objects_and_roles(re.split(r"[;,](?!\d)", value)[0], rules, vocabulary)
-        if len(whole) == 1 and any(role for _, role in _objects_and_roles(
-                value, rules, vocabulary)):
-            return None
-    if len(whole) != 1:
+    found = _objects_and_roles(value, rules, vocabulary)
+    if any(role for _, role in found):
         return None
-    name, role = whole[0]
-    return None if role or _VALUE.fullmatch(name) else name
+    if len(found) != 1:
+        found = _objects_and_roles(re.split(r"[;,](?!\d)", value)[0], rules, vocabulary)
+    return found[0][0] if len(found) == 1 and not _VALUE.fullmatch(found[0][0]) else None
 
 
 def _value(text: str) -> str | None:
