@@ -99,6 +99,22 @@ def test_a_job_title_after_a_name_is_the_role_it_is_related_in_not_a_name() -> N
         Triplet("Coalville", "contact, laboratory technician", "Marek Nowak")]
 
 
+def test_a_signature_says_whom_the_signer_works_for() -> None:
+    def works(text: str) -> list[Triplet]:
+        return [t for t in extract(None, text) if t.predicate.endswith(" at")]
+
+    assert works("The KX-4 Pro runs at 72 dB(A).\n\nBest regards,\nBen Akers\n"
+                 "Sales Engineer, Sealwise Machinery Ltd\nAttercliffe Road, Sheffield") == [
+        Triplet("Ben Akers", "sales engineer at", "Sealwise Machinery")]
+    # the company on the next line (the words after the title's comma name no company)
+    assert works("--\nSarah Bhandari\nContracts Manager, Critical and Education\n"
+                 "Tolland & Reeve Building Services Ltd, Riverside Park") == [
+        Triplet("Sarah Bhandari", "contracts manager at", "Tolland & Reeve Building Services")]
+    # no company with its legal form, no relation; nor from a name over a line of prose
+    assert works("Kind regards,\nSunita Bhatt\nCompliance Officer\nCoalville") == []
+    assert works("Helen Ashby\nManaging director since 2016, she signs the agreements.") == []
+
+
 def test_an_email_header_relates_sender_recipients_subject_and_date() -> None:
     triplets = extract(None, "From: Aoife Dunne <aoife@x.example>\nTo: Tom Hessel "
                        "<tom@y.example>\nSubject: Quotation Q-7781\nDate: 16 June 2025\n\n"

@@ -1,12 +1,15 @@
 """Relations from a chunk's layout (`ingest.fields`): a key–value record relates its
 subject to each name or value under a key, an e-mail its sender to its recipients, subject and
-date, a table row its first cell's name to each other cell under the column's header. Names
-are found by the same rules as in sentences (`ingest.mentions`); keys are never names.
+date, a table row its first cell's name to each other cell under the column's header, a
+signature the signer to the company they work for. A job title after a name is the role
+the name is related in. Names are found by the same rules as in sentences
+(`ingest.mentions`); keys are never names.
 """
 
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from hopgraph.ingest import fields
 from hopgraph.ingest.mentions import Rules, Vocabulary, is_code, names_in, without_legal_form
@@ -76,6 +79,7 @@ JOB_WORDS = frozenset(re.findall(r"[\w-]+", """
     physician pharmacist editor producer founder treasurer trustee governor principal
     receptionist storekeeper estimator electrician fitter mechanic driver"""))
 MAX_TITLE_WORDS = 6
+MAX_SIGNATURE_NAME_WORDS = 4
 
 
 def job_title(part: str) -> str | None:
@@ -151,6 +155,30 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                 triplets.extend(Triplet(heads[0], _predicate(predicate, role), name)
                                 for name, role in _objects_and_roles(cell, rules, vocabulary)
                                 if name != heads[0])
+    return triplets + _signatures(layout.prose, rules, vocabulary)
+
+
+def _signatures(lines: list[str], rules: Rules, vocabulary: Vocabulary) -> list[Triplet]:
+    """A signature, as a letter or an e-mail is signed: a line that is one name alone, over
+    a line that opens with a job title, then a company with its legal form (after a comma
+    on that line, or opening the next). "Ben Akers / Sales Engineer, Sealwise Machinery
+    Ltd" gives `Ben Akers | sales engineer at | Sealwise Machinery`: whom the person works
+    for, which no sentence says."""
+    triplets: list[Triplet] = []
+    for number, (line, below) in enumerate(pairwise(lines)):
+        name = line.strip()
+        title, _, rest = below.strip().partition(",")
+        if not 2 <= len(name.split()) <= MAX_SIGNATURE_NAME_WORDS \
+                or job_title(title.strip()) is None \
+                or names_in(name, rules, vocabulary) != [name]:
+            continue
+        following = lines[number + 2] if number + 2 < len(lines) else ""
+        for place in (rest, following):
+            company = re.split(r"[;,](?!\d)", place.strip())[0].strip().rstrip(".")
+            if company and without_legal_form(company) != company:
+                triplets.append(Triplet(name, f"{title.strip().lower()} at",
+                                        without_legal_form(company)))
+                break
     return triplets
 
 

@@ -153,8 +153,7 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
         title = None
     layout = _layout(text, rules)
     triplets: list[Triplet] = []
-    if layout.records or layout.tables:
-        triplets.extend(layout_triplets(layout, title, rules, vocabulary))
+    triplets.extend(layout_triplets(layout, title, rules, vocabulary))
     analyzed = prose_sentences(layout, rules)
     sentences = [[value for _, value in sentence] for sentence in analyzed]
     report.sentences += len(sentences)
