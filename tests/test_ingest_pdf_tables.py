@@ -159,3 +159,28 @@ def test_prose_set_word_by_word_is_no_table() -> None:
     shared = {x for x, _ in first[1:]} & {x for x, _ in second[1:]}
     assert len(shared) >= 2  # aligned by the rule for two lines...
     assert table_runs([first, second]) == []  # ...but most words stand in no column
+
+
+def test_a_table_drawn_cell_by_cell_is_read_row_by_row(tmp_path: Path) -> None:
+    # fpdf2's tables, like a word processor's, draw a row cell by cell: pypdf gives a cell's
+    # second line before the next cell's first. Cells set at the top of their row (the
+    # usual setting) are read back into their rows.
+    path = tmp_path / "drawn.pdf"
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    rows = [("Supplier", "Supplies", "Contract"),
+            ("Keller Polymers B.V.", "Recycled PET flake and polypropylene granulate for the "
+             "thermoforming lines", "MSA-2023-014"),
+            ("Orrin & Tate Engineering", "Heating plates", "MSA-2024-002")]
+    with pdf.table(v_align="TOP") as drawn:
+        for cells in rows:
+            row = drawn.row()
+            for cell in cells:
+                row.cell(cell)
+    pdf.output(str(path))
+    [document] = read_documents([path])
+    assert ("| Supplier | Supplies | Contract |\n|---|---|---|\n| Keller Polymers B.V. | "
+            "Recycled PET flake and polypropylene granulate for the thermoforming lines | "
+            "MSA-2023-014 |\n| Orrin & Tate Engineering | Heating plates | MSA-2024-002 |"
+            ) in document.text

@@ -7,8 +7,9 @@ stands on the page and in which font, which is what tells a heading from a parag
   other pages (a running header, a footer "Confidential - page 2 of 3", one number of
   such a line allowed to change) and a page number standing alone.
 - A table's cells stand where its columns start: lines set in pieces at the same places
-  are written as a Markdown table (`pdf_tables`), one table also over a page
-  break.
+  are written as a Markdown table (`pdf_tables`), one table also over a page break. A
+  table drawn cell by cell comes in the order it was drawn; its rows are put back together
+  by height first (`rows_rejoined`).
 - A gap between two lines wider than the text's line spacing ends a paragraph; lines within
   one are joined where they were wrapped (`lines.wrapped`), also across a page break.
 - A short line set larger than the text, or bold where the text is not, is a heading. Then
@@ -45,6 +46,8 @@ from hopgraph.ingest.pdf_tables import pipe_table, rows_going_on, table_runs, ta
 
 EDGE_LINES = 2  # lines at each end of a page where headers and footers stand
 FURNITURE_PAGES = 1 / 3  # a line at a page's edge on this share of the pages (and two)...
+ROW_BACK_LINES = 6  # lines a table's cell may run on below its row before the next cell
+SAME_HEIGHT = 1.0  # points within which two lines stand at one height
 PARAGRAPH_GAP = 1.3  # a gap this many times the line spacing ends a paragraph
 SHORT_LINE = 0.7  # with no heights known, a line this much shorter than the width ends one
 LARGER = 0.9  # points above the text's size that make a line a heading
@@ -139,7 +142,36 @@ def page_lines(page: Any) -> list[Line]:
                     cells[-1] = (at, cells[-1][1] + part)
             parts.append(part)
     lines.append(_line("".join(parts), y, styles, cells))
-    return lines
+    return rows_rejoined(lines)
+
+
+def rows_rejoined(lines: list[Line]) -> list[Line]:
+    """The lines as they stand on the page where pypdf gives them in the order a table's
+    cells were drawn: cell by cell, so a cell's second line comes before the next cell's
+    first. A line that goes back up to the height of one of the ROW_BACK_LINES lines before
+    it, every line in between standing lower, joins that line, its pieces in the order of
+    their places. (A page's second column starts far higher: it keeps its order.)"""
+    out: list[Line] = []
+    for line in lines:
+        target: int | None = None
+        for back in range(1, min(ROW_BACK_LINES, len(out)) + 1):
+            earlier = out[-back]
+            if line.y is None or earlier.y is None or not line.text or not earlier.text:
+                break
+            if abs(earlier.y - line.y) <= SAME_HEIGHT:
+                target = len(out) - back
+                break
+            if earlier.y > line.y:  # a line above it in between: not one row
+                break
+        if target is None:
+            out.append(line)
+            continue
+        row = out[target]
+        cells = sorted(row.cells + line.cells,
+                       key=lambda cell: math.inf if math.isnan(cell[0]) else cell[0])
+        out[target] = Line(" ".join(text for _, text in cells), row.y, row.size, row.bold,
+                           tuple(cells))
+    return out
 
 
 def _line(text: str, y: float | None, styles: Counter[tuple[float, bool]],
