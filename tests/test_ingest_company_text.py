@@ -86,13 +86,17 @@ def test_a_job_title_after_a_name_is_the_role_it_is_related_in_not_a_name() -> N
     triplets = extract(None, "Audit: SA-25-03\nLead auditor: Priya Raman, Quality Manager\n"
                        "Supplier: Rob Tate, Director; Sian Orrin, Quality Manager\n"
                        "For: Chris Alder, Head of Property Management\n"
-                       "Site: Dunmore Recycling Ltd, Dundalk")
+                       "Site: Dunmore Recycling Ltd, Dundalk\n"
+                       "Present: Lena Vos (Account Manager), Joost Verhagen (Plant Manager)")
     assert {Triplet("SA-25-03", "lead auditor, quality manager", "Priya Raman"),
             Triplet("SA-25-03", "supplier, director", "Rob Tate"),
             Triplet("SA-25-03", "supplier, quality manager", "Sian Orrin"),
             Triplet("SA-25-03", "for, head of property management", "Chris Alder"),
-            Triplet("SA-25-03", "site", "Dundalk")} <= set(triplets)  # a town is no title
-    assert not any(t.object in ("Quality Manager", "Director") for t in triplets)
+            Triplet("SA-25-03", "site", "Dundalk"),  # a town is no title
+            Triplet("SA-25-03", "present, account manager", "Lena Vos"),
+            Triplet("SA-25-03", "present, plant manager", "Joost Verhagen")} <= set(triplets)
+    assert not any(t.object in ("Quality Manager", "Director", "Plant Manager")
+                   for t in triplets if t.subject == "SA-25-03")
     # in a table cell too
     assert extract(None, "| Site | Contact |\n|---|---|\n"
                          "| Coalville | Marek Nowak, laboratory technician |") == [

@@ -47,6 +47,12 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
             objects[alone] = (objects[alone][0], role)
             alone = None
             continue
+        bracketed = _BRACKETED.match(part)  # "Lena Vos (Account Manager)"
+        if bracketed and (role := job_title(bracketed.group(2))) is not None \
+                and names_in(bracketed.group(1), rules, vocabulary) == [bracketed.group(1)]:
+            objects.append((bracketed.group(1), role))
+            alone = None
+            continue
         found = len(objects)
         names = names_in(part, rules, vocabulary)
         codes = [name for name in names if is_code(name)]
@@ -79,6 +85,7 @@ JOB_WORDS = frozenset(re.findall(r"[\w-]+", """
     physician pharmacist editor producer founder treasurer trustee governor principal
     receptionist storekeeper estimator electrician fitter mechanic driver"""))
 MAX_TITLE_WORDS = 6
+_BRACKETED = re.compile(r"^(.+?)\s*\(([^()]+)\)$")
 MAX_SIGNATURE_NAME_WORDS = 4
 
 
@@ -207,3 +214,4 @@ def _email(record: fields.Record, rules: Rules, vocabulary: Vocabulary) -> list[
         triplets.extend(Triplet(senders[0], predicate, name) for name in objects
                         if name != senders[0])
     return triplets
+
