@@ -9,7 +9,8 @@ one company's folder and not the other's fits a folder, not company documents) a
 (another company, written apart; do not tune on it). A set is a
 folder of .md and .txt documents, PDFs given as `NAME.pdf.json` sources
 (`hopgraph.shape.write_report_pdf`: several pages, a running header, a footer
-"Confidential - page N of M", lines wrapped at a fixed width) and `questions.json` (the
+"Confidential - page N of M", lines wrapped at a fixed width, tables set cell by cell) and
+`questions.json` (the
 HotpotQA/MuSiQue shape: the title of a gold paragraph is its file name, its text is copied
 from the document; for a PDF, from its source). A set that brings its own printer,
 `render.py`, is built by it instead (`render.py DIR --with-docs` writes every document).
