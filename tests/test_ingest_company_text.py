@@ -103,6 +103,16 @@ def test_a_job_title_after_a_name_is_the_role_it_is_related_in_not_a_name() -> N
         Triplet("Coalville", "contact, laboratory technician", "Marek Nowak")]
 
 
+def test_a_list_of_things_has_no_roles() -> None:
+    # "Lead" and "Controller" are words for posts, but follow no person's name here
+    assert extract(None, "Lot: KP-5562\nContaminants: Copper, Lead, Zinc\n"
+                         "Spares: Pump, Controller") == [
+        Triplet("KP-5562", "contaminants", "Copper"), Triplet("KP-5562", "contaminants", "Lead"),
+        Triplet("KP-5562", "contaminants", "Zinc"), Triplet("KP-5562", "spares", "Pump"),
+        Triplet("KP-5562", "spares", "Controller")]
+    assert extract(None, "Incident: IR-2330\nOwner: Lena Vos ( of Sales)")  # no error
+
+
 def test_a_signature_says_whom_the_signer_works_for() -> None:
     def works(text: str) -> list[Triplet]:
         return [t for t in extract(None, text) if t.predicate.endswith(" at")]

@@ -11,7 +11,8 @@ import pytest
 from hopgraph.ingest import fields
 from hopgraph.ingest.documents import chunk_documents
 from hopgraph.ingest.offline_extractor import extract
-from hopgraph.ingest.pdf_tables import pipe_table, table_runs
+from hopgraph.ingest.pdf import Line, rows_rejoined
+from hopgraph.ingest.pdf_tables import pipe_table, rows_going_on, table_runs
 from hopgraph.ingest.reading import read_documents
 from hopgraph.records import Triplet
 
@@ -184,3 +185,49 @@ def test_a_table_drawn_cell_by_cell_is_read_row_by_row(tmp_path: Path) -> None:
             "Recycled PET flake and polypropylene granulate for the thermoforming lines | "
             "MSA-2023-014 |\n| Orrin & Tate Engineering | Heating plates | MSA-2024-002 |"
             ) in document.text
+
+
+def test_keys_or_list_markers_at_a_tab_stop_are_no_table() -> None:
+    keys = [((20.0, key), (90.0, value)) for key, value in [
+        ("Supplier:", "Dunmore Recycling Ltd"), ("Site:", "Dundalk"), ("Auditor:", "Priya Raman")]]
+    bullets = [((20.0, "●"), (30.0, item)) for item in ["Black specks", "Wrong batch code"]]
+    assert table_runs(keys) == [] and table_runs(bullets) == []
+
+
+def test_a_block_set_beside_another_keeps_its_order() -> None:
+    # A letterhead: the address on the left, the reference lines on the right at the same
+    # heights, drawn after it. They are not one table's rows.
+    left = [Line(text, 700.0 - 12 * n, 10.0, False, ((20.0, text),))
+            for n, text in enumerate(["Dunmore Recycling Ltd", "Unit 4 Harbour Road", "Dundalk"])]
+    right = [Line(text, 700.0 - 12 * n, 10.0, False, ((300.0, text),))
+             for n, text in enumerate(["Our ref: DR-2025-114", "Date: 14 July 2025",
+                                       "Contact: Priya Raman"])]
+    assert [line.text for line in rows_rejoined(left + right)] == [
+        line.text for line in left + right]
+
+
+def test_a_header_row_repeated_on_every_page_is_no_furniture(tmp_path: Path) -> None:
+    rows = [["Supplier", "Q1 2025", "Q2 2025"],
+            *[[f"Supplier {n}", str(60 + n), str(70 + n)] for n in range(1, 120)]]
+    path = tmp_path / "repeated.pdf"
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    with pdf.table(repeat_headings=1) as drawn:
+        for cells in rows:
+            row = drawn.row()
+            for cell in cells:
+                row.cell(cell)
+    pdf.output(str(path))
+    [document] = read_documents([path])
+    assert document.text.count("| Supplier | Q1 2025 | Q2 2025 |") == 1  # one table, its header
+    assert "| Supplier 119 | 179 | 189 |" in document.text
+
+
+def test_a_page_of_rows_opening_with_a_row_of_dashes_goes_on_with_the_table() -> None:
+    before = "| Supplier | Q1 2025 | Q2 2025 |\n|---|---|---|\n| Vantor Films | 95 | 96 |"
+    after = "| Dunmore Recycling | - | - |\n|---|---|---|\n| Orrin & Tate | 70 | 72 |"
+    assert fields.has_header([["Dunmore Recycling", "-", "-"], ["Orrin & Tate", "70", "72"]]) \
+        is False
+    assert rows_going_on(before, after) == (
+        "| Dunmore Recycling | - | - |\n| Orrin & Tate | 70 | 72 |")

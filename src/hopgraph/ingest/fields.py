@@ -146,6 +146,8 @@ def has_header(rows: list[list[str]]) -> bool:
     if len(rows) < 2:
         return False
     first, body = rows[0], rows[1:]
+    if all(_NUMBER.fullmatch(cell.strip()) or not cell.strip() for cell in first[1:]):
+        return False  # "Dunmore Recycling | - | -": a row whose values are all missing
     if not any(ch.isdigit() for cell in first for ch in cell) \
             and any(ch.isdigit() for row in body for cell in row for ch in cell):
         return True

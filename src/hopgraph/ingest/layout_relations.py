@@ -49,6 +49,7 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
             continue
         bracketed = _BRACKETED.match(part)  # "Lena Vos (Account Manager)"
         if bracketed and (role := job_title(bracketed.group(2))) is not None \
+                and _person_like(bracketed.group(1)) \
                 and names_in(bracketed.group(1), rules, vocabulary) == [bracketed.group(1)]:
             objects.append((bracketed.group(1), role))
             alone = None
@@ -66,7 +67,8 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
             objects.extend((name, "") for name in others + values)
         elif not codes and (found_value := _value(part)) is not None:
             objects.append((found_value, ""))
-        alone = found if len(objects) == found + 1 and not codes and not values else None
+        alone = found if len(objects) == found + 1 and not codes and not values \
+            and _person_like(objects[found][0]) else None
     seen: dict[str, str] = {}
     for name, role in objects:
         seen[name] = seen.get(name) or role
@@ -89,14 +91,24 @@ _BRACKETED = re.compile(r"^(.+?)\s*\(([^()]+)\)$")
 MAX_SIGNATURE_NAME_WORDS = 4
 
 
+def _person_like(name: str) -> bool:
+    """Two to four capitalized words with no digit: a name a job title can follow ("Priya
+    Raman, Quality Manager"; not "Copper, Lead, Zinc")."""
+    words = name.split()
+    return 2 <= len(words) <= 4 and all(word[:1].isupper() for word in words) \
+        and not any(ch.isdigit() for ch in name)
+
+
 def job_title(part: str) -> str | None:
     """The part as a job title, when it is one: at most MAX_TITLE_WORDS words and no
     digit, its last word (or the word before "of") one of JOB_WORDS."""
+    part = part.strip()
     words = part.split()
-    if not 0 < len(words) <= MAX_TITLE_WORDS or any(ch.isdigit() for ch in part):
+    before_of = part.split(" of ")[0].split()
+    if not 0 < len(words) <= MAX_TITLE_WORDS or any(ch.isdigit() for ch in part) \
+            or not before_of:
         return None
-    head = part.split(" of ")[0].split()[-1].lower().strip("().")
-    return part if head in JOB_WORDS else None
+    return part if before_of[-1].lower().strip("().") in JOB_WORDS else None
 
 
 _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|"

@@ -4,8 +4,8 @@ pypdf gives each page's lines in reading order; its text visitor also says where
 stands on the page and in which font, which is what tells a heading from a paragraph:
 
 - Page furniture goes first: a line at the top or the bottom of a page that comes back on
-  other pages (a running header, a footer "Confidential - page 2 of 3", one number of
-  such a line allowed to change) and a page number standing alone.
+  other pages (a running header, a footer "Confidential - page 2 of 3", the numbers of
+  such a line allowed to change) and a page number standing alone; never a table's row.
 - A table's cells stand where its columns start: lines set in pieces at the same places
   are written as a Markdown table (`pdf_tables`), one table also over a page break. A
   table drawn cell by cell comes in the order it was drawn; its rows are put back together
@@ -149,8 +149,9 @@ def rows_rejoined(lines: list[Line]) -> list[Line]:
     """The lines as they stand on the page where pypdf gives them in the order a table's
     cells were drawn: cell by cell, so a cell's second line comes before the next cell's
     first. A line that goes back up to the height of one of the ROW_BACK_LINES lines before
-    it, every line in between standing lower, joins that line, its pieces in the order of
-    their places. (A page's second column starts far higher: it keeps its order.)"""
+    it, every line in between standing lower and starting further right (a cell's own
+    lines), joins that line, its pieces in the order of their places. (A page's second
+    column, a block of text set beside another, keeps its order.)"""
     out: list[Line] = []
     for line in lines:
         target: int | None = None
@@ -159,7 +160,11 @@ def rows_rejoined(lines: list[Line]) -> list[Line]:
             if line.y is None or earlier.y is None or not line.text or not earlier.text:
                 break
             if abs(earlier.y - line.y) <= SAME_HEIGHT:
-                target = len(out) - back
+                between = out[len(out) - back + 1:]
+                if earlier.cells and all(
+                        later.cells and later.cells[0][0] > earlier.cells[0][0] + SAME_HEIGHT
+                        for later in between):
+                    target = len(out) - back  # the lines in between are a cell's own
                 break
             if earlier.y > line.y:  # a line above it in between: not one row
                 break
@@ -197,21 +202,17 @@ def pdf_text(pages: list[list[Line]]) -> PdfText:
 
 def drop_furniture(pages: list[list[Line]]) -> list[list[Line]]:
     """The pages without their running headers, footers and page numbers: a line among the
-    first or last few of a page that stands at the edge of other pages too (one of its
-    numbers allowed to differ), or a page number standing alone there."""
-    edges = [_edge_indices(page) for page in pages]
+    first or last few of a page that stands at the edge of other pages too (its numbers
+    allowed to differ), or a page number standing alone there. A table's row is never
+    furniture: rows at the pages' edges ("Supplier 12  61  71"), a header row repeated on
+    every page."""
+    edges = [_edge_indices(page) - {n for start, end in table_runs([line.cells for line in page])
+                                    for n in range(start, end)} for page in pages]
     seen: Counter[str] = Counter()
-    numbers: dict[str, set[tuple[str, ...]]] = {}
     for page, edge in zip(pages, edges, strict=True):
         seen.update({_furniture_key(page[i].text) for i in edge})
-        for i in edge:
-            numbers.setdefault(_furniture_key(page[i].text), set()).add(
-                tuple(re.findall(r"\d+", page[i].text)))
-    # Only a page number changes from page to page: rows of a table at the pages' edges
-    # ("Supplier 12  61  71") change in every number.
     repeated = {key for key, count in seen.items()
-                if count >= 2 and count >= FURNITURE_PAGES * len(pages)
-                and sum(len(set(column)) > 1 for column in zip(*numbers[key], strict=True)) <= 1}
+                if count >= 2 and count >= FURNITURE_PAGES * len(pages)}
     kept: list[list[Line]] = []
     for page, edge in zip(pages, edges, strict=True):
         kept.append([line for i, line in enumerate(page) if not line.text or i not in edge

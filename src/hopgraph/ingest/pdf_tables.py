@@ -9,6 +9,7 @@ have long cells.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ MAX_CELL_CHARS = 30  # a table's cells past the first are this long or shorter (
 COLUMN_SHARE = 0.8  # of a table's cells past the first, the share that start in its columns
 
 Cells = tuple[tuple[float, str], ...]  # (x, text) of each piece set apart on a line
+_MARKER = re.compile(r"[-–—•●○◦▪■□►✓*>o]|\(?[0-9]{1,3}[.)]|\(?[a-zA-Z][.)]")  # a list item's
 
 
 def table_runs(lines: Sequence[Cells]) -> list[tuple[int, int]]:
@@ -73,18 +75,19 @@ def pipe_table(lines: Sequence[Cells], bold: Sequence[bool]) -> str:
 
 
 def rows_going_on(before: str, text: str) -> str | None:
-    """The text of a block that opens with the rows of the Markdown table `before` ends
-    with (as many columns, under an empty header or that table's own, repeated: a table
-    going on over a page break), from those rows on; None when it does not."""
+    """The text of a block that opens with a Markdown table of as many columns as the table
+    `before` ends with (a table going on over a page break), from its rows on: its header
+    row goes when it is empty or that table's own, repeated, and is a row of the table
+    else (a row read as a header on a page of its own); None when it does not."""
     table = before.rsplit("\n\n", 1)[-1].split("\n")
     opening, _, rest = text.partition("\n\n")
     going = opening.split("\n")
     if not (table_text(table[0]) and table_text(going[0])) or len(going) < 3 \
             or going[0].count("|") != table[0].count("|"):
         return None
-    if going[0].replace("|", "").strip() and going[0] != table[0]:
-        return None
-    return "\n".join(going[2:]) + (f"\n\n{rest}" if rest else "")
+    rows = going[2:] if not going[0].replace("|", "").strip() or going[0] == table[0] \
+        else [going[0], *going[2:]]
+    return "\n".join(rows) + (f"\n\n{rest}" if rest else "")
 
 
 def table_text(text: str) -> bool:
@@ -106,9 +109,15 @@ def _aligned(one: Cells, other: Cells) -> bool:
 
 
 def _columns_hold(rows: Sequence[Cells]) -> bool:
-    """Whether rows make a table: their cells past the first are short (a median of at most
-    MAX_CELL_CHARS: two columns of prose are not a table) and nearly all (COLUMN_SHARE)
-    start where cells of at least half the rows (and two) start."""
+    """Whether rows make a table: their first cells are not all keys or list markers
+    (`Supplier:` and its value at a tab stop are a key–value line, `●` and its item a list
+    item), their cells past the first are short (a median of at most MAX_CELL_CHARS: two
+    columns of prose are not a table) and nearly all (COLUMN_SHARE) start where cells of at
+    least half the rows (and two) start."""
+    firsts = [row[0][1].strip() for row in rows]
+    if all(first.endswith(":") for first in firsts) \
+            or all(_MARKER.fullmatch(first) for first in firsts):
+        return False
     later = [(x, text) for row in rows for x, text in row[1:]]
     if statistics.median(len(text) for _, text in later) > MAX_CELL_CHARS:
         return False
