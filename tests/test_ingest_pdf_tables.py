@@ -4,7 +4,9 @@ file's table is; prose, even set in two columns, is not a table."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,6 +25,38 @@ SCORES = [["Supplier", "Q1 2025", "Q2 2025"], ["Vantor Films NV", "95", "96"],
 INTRO = "Scores are out of 100 and are worked out under QP-07 from deliveries and audits."
 
 
+def numbered(count: int) -> list[list[str]]:
+    """A header row and `count` rows of supplier scores."""
+    return [["Supplier", "Q1 2025", "Q2 2025"],
+            *[[f"Supplier {n}", str(60 + n), str(70 + n)] for n in range(1, count + 1)]]
+
+
+def new_pdf() -> fpdf.FPDF:
+    """A PDF with one page begun, in 10-point Helvetica."""
+    pdf = fpdf.FPDF()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    return pdf
+
+
+def read_back(pdf: fpdf.FPDF, path: Path) -> str:
+    """The text the product reads from `pdf` written to `path`."""
+    pdf.output(str(path))
+    [document] = read_documents([path])
+    return document.text
+
+
+def drawn_table(rows: Sequence[Sequence[str]], path: Path, **options: Any) -> str:
+    """Rows as fpdf2 draws a table (cell by cell, `options` to `FPDF.table`), read back."""
+    pdf = new_pdf()
+    with pdf.table(**options) as drawn:
+        for cells in rows:
+            row = drawn.row()
+            for cell in cells:
+                row.cell(cell)
+    return read_back(pdf, path)
+
+
 def table(pdf: fpdf.FPDF, rows: list[list[str]], bold_header: bool = False) -> None:
     """Rows printed as a word processor prints a table: each cell at its column's place."""
     widths = [max(pdf.get_string_width(row[i]) for row in rows) + 8 for i in range(len(rows[0]))]
@@ -39,8 +73,7 @@ def table(pdf: fpdf.FPDF, rows: list[list[str]], bold_header: bool = False) -> N
 
 
 def write(path: Path, rows: list[list[str]], bold_header: bool = False) -> Path:
-    pdf = fpdf.FPDF()
-    pdf.add_page()
+    pdf = new_pdf()
     pdf.set_font("Helvetica", style="B", size=14)
     pdf.cell(0, 8, "Quarterly quality report", new_x="LMARGIN", new_y="NEXT")
     pdf.set_font("Helvetica", size=10)
@@ -64,7 +97,7 @@ def test_a_pdf_table_is_read_as_a_markdown_table(tmp_path: Path, bold_header: bo
 
 
 def test_a_pdf_tables_rows_are_chunked_and_related_one_by_one(tmp_path: Path) -> None:
-    rows = [*SCORES, *[[f"Supplier {n}", str(60 + n), str(70 + n)] for n in range(1, 9)]]
+    rows = [*SCORES, *numbered(8)[1:]]
     documents = read_documents([write(tmp_path / "scores.pdf", rows)])
     chunks = [c.text for c in chunk_documents(documents)]
     keller = [text for text in chunks if "Keller Polymers B.V. | 88 | 71" in text]
@@ -109,15 +142,10 @@ def test_a_header_is_found_over_a_column_of_numbers() -> None:
 
 
 def test_a_table_going_on_over_a_page_break_is_one_table(tmp_path: Path) -> None:
-    rows = [["Supplier", "Q1 2025", "Q2 2025"],
-            *[[f"Supplier {n}", str(60 + n), str(70 + n)] for n in range(1, 60)]]
-    path = tmp_path / "long.pdf"
-    pdf = fpdf.FPDF()
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=10)
-    table(pdf, rows)
-    pdf.output(str(path))
-    [document] = read_documents([path])
+    pdf = new_pdf()
+    table(pdf, numbered(59))
+    pdf.output(str(tmp_path / "long.pdf"))
+    [document] = read_documents([tmp_path / "long.pdf"])
     assert document.text.count("| Supplier | Q1 2025 | Q2 2025 |") == 1
     assert "| Supplier 59 | 119 | 129 |" in document.text
     assert "|  |  |  |" not in document.text  # the rows on page 2 are under the same header
@@ -126,10 +154,7 @@ def test_a_table_going_on_over_a_page_break_is_one_table(tmp_path: Path) -> None
 
 
 def test_a_cell_wrapped_within_its_column_stays_in_its_row(tmp_path: Path) -> None:
-    path = tmp_path / "wrapped.pdf"
-    pdf = fpdf.FPDF()
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=10)
+    pdf = new_pdf()
     rows = [("Part", "Supplier", "Note"), ("HP-310", "Orrin & Tate", "fits the KX-4"),
             ("HP-410", "Orrin & Tate", "fits the KX-4 Pro only,"), ("", "", "not the KX-4"),
             ("GS-207", "Pelham's Rubber Works", "silicone")]
@@ -139,11 +164,9 @@ def test_a_cell_wrapped_within_its_column_stays_in_its_row(tmp_path: Path) -> No
                 pdf.set_x(x)
                 pdf.cell(50, 5, cell)
         pdf.ln(5)
-    pdf.output(str(path))
-    [document] = read_documents([path])
     assert ("| Part | Supplier | Note |\n|---|---|---|\n| HP-310 | Orrin & Tate | fits the KX-4 |\n"
             "| HP-410 | Orrin & Tate | fits the KX-4 Pro only, not the KX-4 |\n"
-            "| GS-207 | Pelham's Rubber Works | silicone |") in document.text
+            "| GS-207 | Pelham's Rubber Works | silicone |") in read_back(pdf, tmp_path / "w.pdf")
 
 
 def test_prose_set_word_by_word_is_no_table() -> None:
@@ -166,25 +189,14 @@ def test_a_table_drawn_cell_by_cell_is_read_row_by_row(tmp_path: Path) -> None:
     # fpdf2's tables, like a word processor's, draw a row cell by cell: pypdf gives a cell's
     # second line before the next cell's first. Cells set at the top of their row (the
     # usual setting) are read back into their rows.
-    path = tmp_path / "drawn.pdf"
-    pdf = fpdf.FPDF()
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=10)
     rows = [("Supplier", "Supplies", "Contract"),
             ("Keller Polymers B.V.", "Recycled PET flake and polypropylene granulate for the "
              "thermoforming lines", "MSA-2023-014"),
             ("Orrin & Tate Engineering", "Heating plates", "MSA-2024-002")]
-    with pdf.table(v_align="TOP") as drawn:
-        for cells in rows:
-            row = drawn.row()
-            for cell in cells:
-                row.cell(cell)
-    pdf.output(str(path))
-    [document] = read_documents([path])
     assert ("| Supplier | Supplies | Contract |\n|---|---|---|\n| Keller Polymers B.V. | "
             "Recycled PET flake and polypropylene granulate for the thermoforming lines | "
             "MSA-2023-014 |\n| Orrin & Tate Engineering | Heating plates | MSA-2024-002 |"
-            ) in document.text
+            ) in drawn_table(rows, tmp_path / "drawn.pdf", v_align="TOP")
 
 
 def test_keys_or_list_markers_at_a_tab_stop_are_no_table() -> None:
@@ -207,21 +219,9 @@ def test_a_block_set_beside_another_keeps_its_order() -> None:
 
 
 def test_a_header_row_repeated_on_every_page_is_no_furniture(tmp_path: Path) -> None:
-    rows = [["Supplier", "Q1 2025", "Q2 2025"],
-            *[[f"Supplier {n}", str(60 + n), str(70 + n)] for n in range(1, 120)]]
-    path = tmp_path / "repeated.pdf"
-    pdf = fpdf.FPDF()
-    pdf.add_page()
-    pdf.set_font("Helvetica", size=10)
-    with pdf.table(repeat_headings=1) as drawn:
-        for cells in rows:
-            row = drawn.row()
-            for cell in cells:
-                row.cell(cell)
-    pdf.output(str(path))
-    [document] = read_documents([path])
-    assert document.text.count("| Supplier | Q1 2025 | Q2 2025 |") == 1  # one table, its header
-    assert "| Supplier 119 | 179 | 189 |" in document.text
+    text = drawn_table(numbered(119), tmp_path / "repeated.pdf", repeat_headings=1)
+    assert text.count("| Supplier | Q1 2025 | Q2 2025 |") == 1  # one table, its header
+    assert "| Supplier 119 | 179 | 189 |" in text
 
 
 def test_a_page_of_rows_opening_with_a_row_of_dashes_goes_on_with_the_table() -> None:
