@@ -161,7 +161,8 @@ def table(result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", choices=["dev", "dev_b", "holdout"], default="dev")
+    parser.add_argument("--set", default="dev",
+                        help="a folder of benchmarks/business/ (dev, dev_b, dev_c, holdout)")
     parser.add_argument("--keep", metavar="DIR",
                         help="build the documents into DIR (new or empty) and leave them there")
     parser.add_argument("--json", metavar="FILE", help="also write the results (per question)")

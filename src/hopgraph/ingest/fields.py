@@ -39,6 +39,14 @@ MIN_ALIGNED = 2  # cell starts (past the first) two rows must share to be one ta
 MAX_KEY_CHARS = 40
 EMAIL_KEYS = {"from": "from", "to": "wrote to", "cc": "wrote to", "subject": "wrote about",
               "date": "wrote on", "sent": "wrote on"}
+_REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|sv|tr|wg)\s*(?:\[\d+\])?\s*:\s*)+",
+                           re.I)
+
+
+def bare_subject(subject: str) -> str:
+    """An e-mail's subject without the "RE:", "FW:", "Fwd:" (…) a reply or a forward puts
+    before it."""
+    return _REPLY_PREFIX.sub("", subject).strip()
 
 
 @dataclass

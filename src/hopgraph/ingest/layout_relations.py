@@ -13,6 +13,7 @@ from itertools import pairwise
 
 from hopgraph.ingest import fields
 from hopgraph.ingest.mentions import Rules, Vocabulary, is_code, names_in, without_legal_form
+from hopgraph.ingest.roles import job_title
 from hopgraph.records import Triplet
 
 MAX_VALUE_WORDS = 5
@@ -77,16 +78,6 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
 
 # The last word of a job title ("Quality Manager", "lead auditor", "Head of Property
 # Management": the word before "of"): English words for a post, not any folder's own.
-JOB_WORDS = frozenset(re.findall(r"[\w-]+", """
-    manager director lead leader officer engineer auditor coordinator co-ordinator supervisor
-    technician chair chairman chairwoman chairperson secretary head controller analyst buyer
-    planner administrator assistant advisor adviser consultant specialist inspector surveyor
-    representative president vice-president ceo cfo coo cto cio owner partner accountant
-    clerk executive agent operator foreman superintendent scientist chemist designer
-    architect developer apprentice trainee associate counsel solicitor lawyer nurse doctor
-    physician pharmacist editor producer founder treasurer trustee governor principal
-    receptionist storekeeper estimator electrician fitter mechanic driver"""))
-MAX_TITLE_WORDS = 6
 _BRACKETED = re.compile(r"^(.+?)\s*\(([^()]+)\)$")
 MAX_SIGNATURE_NAME_WORDS = 4
 
@@ -97,18 +88,6 @@ def _person_like(name: str) -> bool:
     words = name.split()
     return 2 <= len(words) <= 4 and all(word[:1].isupper() for word in words) \
         and not any(ch.isdigit() for ch in name)
-
-
-def job_title(part: str) -> str | None:
-    """The part as a job title, when it is one: at most MAX_TITLE_WORDS words and no
-    digit, its last word (or the word before "of") one of JOB_WORDS."""
-    part = part.strip()
-    words = part.split()
-    before_of = part.split(" of ")[0].split()
-    if not 0 < len(words) <= MAX_TITLE_WORDS or any(ch.isdigit() for ch in part) \
-            or not before_of:
-        return None
-    return part if before_of[-1].lower().strip("().") in JOB_WORDS else None
 
 
 _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|"
@@ -220,7 +199,8 @@ def _email(record: fields.Record, rules: Rules, vocabulary: Vocabulary) -> list[
         predicate = fields.EMAIL_KEYS.get(key)
         if predicate is None or key == "from":
             continue
-        objects = names_in(value, rules, vocabulary)
+        objects = names_in(fields.bare_subject(value) if key == "subject" else value, rules,
+                           vocabulary)
         if key in ("date", "sent"):
             objects = [v for v in [_value(value)] if v is not None]
         triplets.extend(Triplet(senders[0], predicate, name) for name in objects

@@ -101,6 +101,19 @@ def _subject(tokens: list[str], found: list[Mention]) -> Mention | None:
     return None
 
 
+GREETINGS = set_of("dear hi hello hey morning afternoon evening good attn attention")
+
+
+def _greeting(tokens: list[str], found: list[Mention]) -> bool:
+    """A line that only addresses someone ("Gemma,", "Dear Mr Reid,"): whom a letter is
+    written to, not the topic of the sentences after it."""
+    inside = {i for m in found for i in range(m.start, m.end)}
+    addressed = tokens[-1] in (",", ":") or tokens[0].lower() in GREETINGS
+    return bool(found) and addressed and all(
+        i in inside or not WORD.search(t) or t.lower() in GREETINGS
+        for i, t in enumerate(tokens))
+
+
 def _layout(text: str, rules: Rules) -> fields.Layout:
     return fields.split(text) if rules.layout else fields.Layout(prose=text.split("\n"))
 
@@ -196,7 +209,7 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
                 triplets.append(Triplet(left_name, predicate, right_name))
         if rules.layout:
             triplets.extend(_owned(tokens, sentence_mentions, resolved))
-        if subject_name is not None:
+        if subject_name is not None and not _greeting(tokens, sentence_mentions):
             topic = subject_name
     report.passages += 1
     report.triplets += len(triplets)

@@ -35,6 +35,7 @@ from hopgraph.ingest.mail import read_eml
 from hopgraph.ingest.markdown import ReadText
 from hopgraph.ingest.office import read_docx, read_pptx
 from hopgraph.ingest.pdf import read_pdf
+from hopgraph.ingest.quoting import unquote
 from hopgraph.ingest.sheets import read_csv, read_xlsx
 from hopgraph.records import Problem
 
@@ -179,10 +180,12 @@ def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:
     problem) when it cannot be read or has no text. A text file that cannot be read is an
     InputError."""
     if kind in ("md", "txt"):
-        text = _text(path)
+        text = unquote(_text(path)) if kind == "txt" else _text(path)
         return [Document(str(path), text, kind, metadata=header_metadata(text))]
     try:
         read, structure = _read_format(path, kind)
+        if kind == "eml" and structure == "txt":
+            read = ReadText(unquote(read.text))
     except InputError as exc:
         _skip(problems, path, f"{exc.what}; {exc.fix}" if exc.fix else exc.what)
         return []

@@ -39,11 +39,16 @@ from hopgraph.ingest.lines import (
     wrapped,
 )
 from hopgraph.ingest.reading import Document
+from hopgraph.ingest.roles import job_title
 from hopgraph.ingest.spans import Placed, Run, joined_runs
 
 MAX_MARKDOWN_HEADING = 500  # a longer "# ..." line is text (a heading is in all its chunks)
 MAX_TITLE_LINES = 3  # a first block of more heading-like lines is a list, not a title
 MAX_FIELD_CHARS = 160  # a longer line that opens as a key–value line does is a paragraph
+MAX_SIGNATURE_WORDS = 4  # words of a name signing a letter or an e-mail
+MAX_SIGNATURE_LINES = 4  # the name, the post, the company, a telephone number
+_RULE = re.compile(r"^\s*[-_=*]{3,}")  # "-----Original Message-----", "________"
+_NAME_WORD = re.compile(r"[A-Z][^\W\d_]*(?:['’.-][^\W\d_]*)*")
 
 
 
@@ -240,15 +245,18 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
             outline.found[0] = Section(outline.title, named=title == 1)
             rows = rows[title:]
         run: list[_Row] = []
+        after = blocks[number + 1][0].text if not last and blocks[number + 1] else ""
         for index, row in enumerate(rows):
             following = rows[index + 1] if index + 1 < len(rows) else None
+            if index == 0 and _signature(rows, after):
+                break  # read whole, with the section before it
             if _opens_section(rows, index, following is not None or not last):
                 outline.add(run)
                 run = []
                 outline.open(1, row.text)
             else:
                 run.append(row)
-        outline.add(run)
+        outline.add(run if run or not _signature(rows, after) else rows)
     return outline.found
 
 
@@ -295,6 +303,21 @@ def _opens_section(rows: list[_Row], index: int, more: bool) -> bool:
     if index == 0:
         return True
     return strong_heading(row.text) and ends_sentence(rows[index - 1].text)
+
+
+def _signature(rows: list[_Row], after: str) -> bool:
+    """A block that signs a message: a name over a job title ("Sam Reid" over "Customer
+    Service Lead, Harrowgate Cold Chain Ltd"), a line or two more at most, and then nothing
+    or the next message (a header line or a rule). Its name is no heading over what
+    follows; the extractor reads the name and the title together (`layout_relations`). A
+    staff list's "name over post" block, with the person's text after it, is a heading."""
+    if not 2 <= len(rows) <= MAX_SIGNATURE_LINES:
+        return False
+    words = rows[0].text.split()
+    return (2 <= len(words) <= MAX_SIGNATURE_WORDS
+            and all(_NAME_WORD.fullmatch(word) for word in words)
+            and job_title(rows[1].text.partition(",")[0]) is not None
+            and (not after.strip() or key_value(after) or _RULE.match(after) is not None))
 
 
 @dataclass
