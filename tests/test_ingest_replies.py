@@ -119,3 +119,37 @@ def test_bare_subject() -> None:
     assert bare_subject("RE: FW: Fwd: Claim CLM-25-0412") == "Claim CLM-25-0412"
     assert bare_subject("Re[2]: Price review") == "Price review"
     assert bare_subject("Return of pallets") == "Return of pallets"
+
+
+MEMO = """\
+MEMO
+
+To: All depot managers
+From: Colin Teale, Operations Director
+Date: 3 February 2025
+Re: Pallet returns to Palletline hubs
+
+From 1 March every depot returns empty pallets to the Palletline hub at
+Normanton on Tuesdays only.
+"""
+
+
+def test_a_memo_is_no_entity_and_its_re_line_is_its_subject(tmp_path: Path) -> None:
+    _, triplets = ingested(tmp_path, "memo.txt", MEMO)
+    assert not any("MEMO" in (t[0], t[2]) for t in triplets)
+    assert ("Colin Teale", "wrote about", "Palletline") in triplets
+    assert ("Colin Teale", "wrote on", "3 February 2025") in triplets
+
+
+def test_a_courtesy_title_before_two_names_is_not_part_of_the_name() -> None:
+    triplets = extract_triplets(None, "Mr Owen Pryce met Dr Karen Lomax in Leeds. Mr Bean "
+                                      "and Miss World stayed in Hull.")
+    ends = {part for t in triplets for part in (t.subject, t.object)}
+    assert {"Owen Pryce", "Karen Lomax", "Mr Bean", "Miss World"} <= ends
+
+
+def test_dear_opens_a_greeting_but_not_a_title() -> None:
+    assert not any("Dear" in t.object for t in extract_triplets(
+        "Service contract SC-2023-07", "Dear Mr Pryce,\nThe compressor failed in Leeds."))
+    assert Triplet("Dear Brother", "is a duet by", "Hank Williams") in extract_triplets(
+        None, "Dear Brother is a duet by Hank Williams.")

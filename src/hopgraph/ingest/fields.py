@@ -38,7 +38,7 @@ MIN_COLUMNS = 3  # cells a line needs to be a row of a table laid out with space
 MIN_ALIGNED = 2  # cell starts (past the first) two rows must share to be one table
 MAX_KEY_CHARS = 40
 EMAIL_KEYS = {"from": "from", "to": "wrote to", "cc": "wrote to", "subject": "wrote about",
-              "date": "wrote on", "sent": "wrote on"}
+              "re": "wrote about", "date": "wrote on", "sent": "wrote on"}
 _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|sv|tr|wg)\s*(?:\[\d+\])?\s*:\s*)+",
                            re.I)
 

@@ -28,7 +28,8 @@ GENERIC_HEADING_WORDS = frozenset(re.findall(r"\w+", """
     section services specifications staff status steps summary suppliers supplier support team
     teams terms timeline updates us values what when where who why our the and of a an for to
     in on with at your its company organisation organization frequently asked update report
-    contents table figures customer service
+    contents table figures customer service memo memorandum letter notice invoice quotation
+    proposal circular bulletin newsletter briefing announcement
     """))
 
 _CODE_FIRST = re.compile(r"^([A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+)\b")

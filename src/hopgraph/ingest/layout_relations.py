@@ -199,7 +199,7 @@ def _email(record: fields.Record, rules: Rules, vocabulary: Vocabulary) -> list[
         predicate = fields.EMAIL_KEYS.get(key)
         if predicate is None or key == "from":
             continue
-        objects = names_in(fields.bare_subject(value) if key == "subject" else value, rules,
+        objects = names_in(fields.bare_subject(value) if key in ("subject", "re") else value, rules,
                            vocabulary)
         if key in ("date", "sent"):
             objects = [v for v in [_value(value)] if v is not None]

@@ -41,6 +41,9 @@ OPENERS = set_of("""a an the this that these those it its he she his her they th
     each every many most some several other another such one two three under over between
     among into onto upon about against despite unlike following according""")
 PRONOUNS = set_of("he she it they his her its their him them")
+# Courtesy titles before a person's first and last names: not part of the name.
+HONORIFICS = set_of("mr mrs ms mx dr prof")  # not "Miss": "Miss World", "Miss Indian America"
+MAX_GREETING_TOKENS = 6  # "Dear Mr Owen Pryce ,"
 MONTHS = set_of("""january february march april may june july august september october november
     december jan feb mar apr jun jul aug sep sept oct nov dec""")
 UNITS = set_of("""million billion thousand hundred percent per cent km kilometres kilometers miles
@@ -169,7 +172,9 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
               else [False] * n)
     while i < n:
         value = tokens[i]
-        starts = (is_cap(value) and not (i == 0 and value.lower() in OPENERS)
+        opener = value.lower() in OPENERS or (  # "Dear Mr Pryce," (not "Dear Brother is")
+            value == "Dear" and tokens[-1] == "," and n <= MAX_GREETING_TOKENS)
+        starts = (is_cap(value) and not (i == 0 and opener)
                   and value.lower() not in PRONOUNS) or (rules.numbers and is_number(value))
         if not starts or not WORD.search(value):
             i += 1
@@ -179,6 +184,8 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
             if rules.codes and is_code(tokens[j]) and not is_code(tokens[i]):
                 break  # "Incident IR-2322": the code is the name
             j += step
+        if j - i >= 3 and value.lower() in HONORIFICS and all(map(is_cap, tokens[i + 1:j])):
+            i += 1  # "Mr Owen Pryce" is the Owen Pryce other lines write; "Mr Bean" stays
         text = written(tokens, spacing, i, j)
         if value == "I" and j - i == 1:
             pass  # the pronoun; "I" inside a name ("World War I") is part of it

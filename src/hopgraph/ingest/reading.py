@@ -219,7 +219,7 @@ def _read_format(path: Path, kind: str) -> tuple[ReadText, str]:
 
 
 EMAIL_HEADERS = {"from": "from", "to": "to", "cc": "cc", "subject": "subject", "date": "date",
-                 "sent": "date"}
+                 "sent": "date", "re": "subject"}  # "Re:", a memo's subject
 
 
 def header_metadata(text: str) -> dict[str, str]:
