@@ -57,6 +57,7 @@ from hopgraph.shape import write_report_pdf
 SETS = Path(__file__).resolve().parent / "business"
 METHODS = ["naive", "default"]
 QUESTIONS = "questions.json"
+README = "README.md"  # what the set is, not one of its documents
 PDF_SOURCE = ".pdf.json"
 COPIED = (".md", ".txt", ".pdf")
 RENDER = "render.py"
@@ -71,7 +72,7 @@ def build(source: Path, target: Path) -> dict[str, int]:
         return _render(source, target)
     counts: Counter[str] = Counter()
     for path in sorted(source.rglob("*")):
-        if not path.is_file() or path.name == QUESTIONS:
+        if not path.is_file() or path.name in (QUESTIONS, README):
             continue
         if path.name.endswith(PDF_SOURCE):
             name = path.name[: -len(".json")]
@@ -162,7 +163,7 @@ def table(result: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default="dev",
-                        help="a folder of benchmarks/business/ (dev, dev_b, dev_c, holdout)")
+                        help="a folder of benchmarks/business/ (dev, dev_b, dev_c, dev_d, holdout)")
     parser.add_argument("--keep", metavar="DIR",
                         help="build the documents into DIR (new or empty) and leave them there")
     parser.add_argument("--json", metavar="FILE", help="also write the results (per question)")

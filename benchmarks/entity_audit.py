@@ -448,8 +448,8 @@ def report(result: Audit, sample: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", help="a folder of .md/.txt/.pdf documents")
-    parser.add_argument("--set", choices=["dev", "dev_b", "holdout"],
-                        help="instead of a folder: build benchmarks/business/SET")
+    parser.add_argument("--set", help="instead of a folder: build benchmarks/business/SET "
+                                      "(dev, dev_b, dev_c, dev_d, holdout)")
     parser.add_argument("--sample", type=int, default=15, help="names shown per class")
     parser.add_argument("--json", metavar="FILE", help="also write every entity's class")
     args = parser.parse_args()

@@ -37,6 +37,13 @@ def test_memory_mirror_and_milvus_search_agree(bernoulli: GraphRAG, store_of) ->
     ma, mb = memory.score_relations(qvec, some), milvus.score_relations(qvec, some)
     assert ma.keys() == mb.keys()
     assert np.allclose([ma[r] for r in some], [mb[r] for r in some], atol=1e-5)
+    ids = [*bernoulli.graph.passage_ids[:3], "not-a-passage"]
+    pa, pb = memory.score_passages(qvec, ids)[0], milvus.score_passages(qvec, ids)[0]
+    assert list(pa) == list(pb) == ids[:3]  # in the order asked; unknown ids left out
+    assert np.allclose(list(pa.values()), list(pb.values()), atol=1e-5)
+    dense = memory.passages(qvec, 4)[0]  # the same cosine a search gives
+    assert np.allclose([memory.score_passages(qvec, list(dense))[0][p] for p in dense],
+                       list(dense.values()), atol=1e-5)
     assert memory.texts([next(iter(a))]) == milvus.texts([next(iter(a))])
     # one BM25 definition on both
     query = ["Daniel Bernoulli fluid dynamics"]

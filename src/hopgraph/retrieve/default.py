@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from hopgraph.lexicon.link import EntityMatch
-from hopgraph.records import PassageHit, RelationHit, Retrieval
+from hopgraph.records import Hit, PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import bridge, fanout, rank
 from hopgraph.retrieve.context import Clock, Context, link_query
 from hopgraph.retrieve.query import Query
@@ -51,6 +51,7 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
         dense = ctx.search.passages(vectors, pool)
     with clock.stage("search_lexical"):
         lexical = ctx.search.lexical([question] + [p.text for p in probes], pool)
+        dense = with_lexical_hits(ctx, vectors, dense, lexical)
     with clock.stage("rank"):
         weights = rank.search_weights(question, len(probes))
         per_search = [rank.with_lexical(d, lx, w)
@@ -74,6 +75,26 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
                      "their relations (HOPGRAPH_FANOUT)")
     return Retrieval(question, "default", passages, relations=relations, notes=notes,
                      bridges=bridges)
+
+
+def with_lexical_hits(ctx: Context, vectors: np.ndarray, dense: list[dict[str, float]],
+                      lexical: list[list[Hit]]) -> list[dict[str, float]]:
+    """Each search's dense scores, with the cosine of each of its BM25 hits that its dense
+    search did not return (their vectors read once for all the searches).
+
+    A company's folder defeats dense search where BM25 does best: a question naming
+    "WO/2025/0413" at a company whose name is in a fifth of the passages finds the company's
+    letterheads by cosine, and the one passage with the work order only by BM25. Scoring
+    just the dense hits, BM25 could never bring that passage in.
+    """
+    missing = [sorted({h.id for h in hits} - set(found))
+               for found, hits in zip(dense, lexical, strict=True)]
+    wanted = sorted({pid for ids in missing for pid in ids})
+    if not wanted:
+        return dense
+    scored = ctx.search.score_passages(vectors, wanted)
+    return [{**found, **{pid: scores[pid] for pid in ids if pid in scores}}
+            for found, ids, scores in zip(dense, missing, scored, strict=True)]
 
 
 def _relation_vector(ctx: Context, question: str, qvec: np.ndarray,

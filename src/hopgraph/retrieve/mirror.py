@@ -213,6 +213,18 @@ class MemorySearcher:
                  self._passages.top_among(qvecs, scope.rows("passages"), limit))
         return [{ids[i]: s for i, s in row} for row in found]
 
+    def score_passages(self, qvecs: np.ndarray, passage_ids: list[str]
+                       ) -> list[dict[str, float]]:
+        """Cosine of each query vector to each given passage of the graph (its mirrored
+        unit vector)."""
+        index = self.graph.passage_index
+        wanted = [pid for pid in passage_ids if pid in index]
+        if not wanted:
+            return [{} for _ in qvecs]
+        rows = np.fromiter((index[pid] for pid in wanted), dtype=np.int64, count=len(wanted))
+        scores = np.asarray(qvecs, dtype=np.float32) @ self._passages.vectors[rows].T
+        return [dict(zip(wanted, row.tolist(), strict=True)) for row in scores]
+
     def lexical(self, queries: list[str], limit: int, scope: Scope | None = None
                 ) -> list[list[Hit]]:
         """Top-`limit` passages per query by local BM25 (in `scope`)."""

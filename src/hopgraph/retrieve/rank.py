@@ -10,42 +10,53 @@ ENTITY_TOP_K = 3  # graph entities per query entity (entity search, seed method)
 ENTITY_MIN_SCORE = 0.8  # cosine below this is a different entity, not a spelling of it
 RELATION_TOP_K = 10  # relations per question (relation search, seed method)
 LEXICAL_WEIGHT = 0.05  # BM25 share, after dividing by the query's best BM25 score
-LEXICAL_WEIGHT_CODES = 0.1  # the BM25 share for a question that holds an identifier
+# The BM25 share in every search of a question that holds an identifier: a company's question
+# about "WO/2025/0413" or "CLM-25-0412" hinges on words an embedding model blurs.
+LEXICAL_WEIGHT_CODES = 0.7
 # The BM25 share in a bridge probe's search ("question + bridge name"): what the probe adds is a
 # name, which words match whole while its embedding is mostly the question's.
 LEXICAL_WEIGHT_PROBES = 0.15
 _EDGES = ".,;:!?()[]{}\"'“”‘’"
 
 
-def lexical_weight(question: str) -> float:
-    """The default method's BM25 share for this question: LEXICAL_WEIGHT, or
-    LEXICAL_WEIGHT_CODES when it holds an identifier ("IR-2330", "KD-P-40251"; the
-    extractor's `is_code`). An embedding model splits a code into pieces that many codes
-    share, so IR-2330 and IR-2322 embed alike; BM25 matches the code whole. (Both read at
-    call time.)"""
+def has_code(question: str) -> bool:
+    """Whether the question holds an identifier ("IR-2330", "KD-P-40251",
+    "WO/2025/0413"; the extractor's `is_code`)."""
     for word in question.split():
         word = word.strip(_EDGES)
         if word.endswith(("'s", "’s")):
             word = word[:-2]
         if is_code(word):
-            return LEXICAL_WEIGHT_CODES
-    return LEXICAL_WEIGHT
+            return True
+    return False
+
+
+def lexical_weight(question: str) -> float:
+    """The default method's BM25 share for this question: LEXICAL_WEIGHT, or
+    LEXICAL_WEIGHT_CODES when it holds an identifier. An embedding model splits a code into
+    pieces that many codes share, so IR-2330 and IR-2322 embed alike, and a company's name
+    in the question pulls its dense search to every letterhead; BM25 matches the code
+    whole. (Both read at call time.)"""
+    return LEXICAL_WEIGHT_CODES if has_code(question) else LEXICAL_WEIGHT
 
 
 def search_weights(question: str, probes: int) -> list[float]:
     """The BM25 share of each passage search of the default method: the question's own
-    (`lexical_weight`), then LEXICAL_WEIGHT_PROBES for each of its `probes` bridge probes."""
-    return [lexical_weight(question)] + [LEXICAL_WEIGHT_PROBES] * probes
+    (`lexical_weight`), then one for each of its `probes` bridge probes: LEXICAL_WEIGHT_PROBES,
+    or LEXICAL_WEIGHT_CODES for a question that holds an identifier (its bridges are a
+    company's suppliers, people and records, whose passages the same blurred words fill;
+    on Wikipedia's questions, which hold none, a larger probe share lost recall:
+    benchmarks/RESULTS.md, "Identifiers lean on BM25")."""
+    if has_code(question):
+        return [LEXICAL_WEIGHT_CODES] * (probes + 1)
+    return [LEXICAL_WEIGHT] + [LEXICAL_WEIGHT_PROBES] * probes
 
 
 def with_lexical(dense: dict[str, float], bm25: list[Hit],
                  weight: float | None = None) -> dict[str, float]:
     """Dense cosine plus `weight` (default LEXICAL_WEIGHT, read at call time) × BM25 scaled
-    by the query's best BM25 score.
-
-    Only passages the dense search found are scored: at this weight a passage with no dense
-    evidence could never reach the top, so fetching its vector would be wasted work.
-    """
+    by the query's best BM25 score, for the passages `dense` scores (the default method
+    adds the BM25 hits its dense search missed: `default.with_lexical_hits`)."""
     weight = LEXICAL_WEIGHT if weight is None else weight
     top = max((h.score for h in bm25), default=0.0)
     if top <= 0 or weight == 0:

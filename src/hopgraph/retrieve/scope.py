@@ -200,6 +200,11 @@ class ScopedSearch:
     def passages(self, qvecs: np.ndarray, limit: int) -> list[dict[str, float]]:
         return self.base.passages(qvecs, limit, scope=self.scope)
 
+    def score_passages(self, qvecs: np.ndarray, passage_ids: list[str]
+                       ) -> list[dict[str, float]]:
+        inside = [pid for pid in passage_ids if pid in self.scope.passage_ids]
+        return self.base.score_passages(qvecs, inside)
+
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]:
         return self.base.lexical(queries, limit, scope=self.scope)
 

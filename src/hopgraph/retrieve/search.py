@@ -51,6 +51,9 @@ class Searches(Protocol):
 
     def passages(self, qvecs: np.ndarray, limit: int) -> list[dict[str, float]]: ...
 
+    def score_passages(self, qvecs: np.ndarray, passage_ids: list[str]
+                       ) -> list[dict[str, float]]: ...
+
     def lexical(self, queries: list[str], limit: int) -> list[list[Hit]]: ...
 
     def name_shares(self, names: list[str]) -> list[float]: ...
@@ -72,6 +75,9 @@ class Searcher(Searches, Protocol):
 
     def passages(self, qvecs: np.ndarray, limit: int, scope: Scope | None = None
                  ) -> list[dict[str, float]]: ...
+
+    def score_passages(self, qvecs: np.ndarray, passage_ids: list[str]
+                       ) -> list[dict[str, float]]: ...
 
     def lexical(self, queries: list[str], limit: int, scope: Scope | None = None
                 ) -> list[list[Hit]]: ...
@@ -186,6 +192,19 @@ class MilvusSearcher:
         hits = self.store.search(self.store.passages, qvecs, limit,
                                  condition=scope.expression)
         return [{h.id: h.score for h in row if h.id in scope.passage_ids} for row in hits]
+
+    def score_passages(self, qvecs: np.ndarray, passage_ids: list[str]
+                       ) -> list[dict[str, float]]:
+        """Cosine of each query vector to each given passage of this graph version, from
+        their stored vectors (fetched once for all the queries)."""
+        index = self.graph.passage_index
+        wanted = [pid for pid in passage_ids if pid in index]
+        stored = self.store.vectors(self.store.passages, wanted) if wanted else {}
+        found = [pid for pid in wanted if pid in stored]  # in the order asked
+        if not found:
+            return [{} for _ in qvecs]
+        matrix = np.vstack([stored[pid] for pid in found])
+        return [_cosines(q, matrix, found) for q in qvecs]
 
     def _in_scope(self, kind: str, qvec: np.ndarray, limit: int, scope: Scope
                   ) -> dict[int, float]:
