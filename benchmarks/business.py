@@ -5,8 +5,10 @@ need two or three of its documents, scored as recall at budgets of retrieved wor
 The sets are in benchmarks/business/: `dev` (Ashby Vale Packaging, a food-packaging maker;
 tune on it), `dev_b` (Tolland & Reeve Building Services, a maintenance contractor, written
 later by someone who had not read the code, as a second set to tune on: a rule that helps
-one company's folder and not the other's fits a folder, not company documents) and `holdout`
-(another company, written apart; do not tune on it). A set is a
+one company's folder and not the other's fits a folder, not company documents), `dev_c`
+(Harrowgate Cold Chain, a refrigerated haulier) and `dev_d` (Brackenridge Homes, a housing
+association), two more written the same way, and `holdout` (another company, written
+apart; do not tune on it). A set is a
 folder of .md and .txt documents, PDFs given as `NAME.pdf.json` sources
 (`hopgraph.shape.write_report_pdf`: several pages, a running header, a footer
 "Confidential - page N of M", lines wrapped at a fixed width, tables set cell by cell) and
@@ -24,7 +26,8 @@ all in the text the product reads from the files (a gold the reader loses cannot
 retrieved by any method).
 
 Usage (from the repository root):
-  .venv/bin/python benchmarks/business.py [--set dev|dev_b|holdout] [--keep DIR] [--json FILE]
+  .venv/bin/python benchmarks/business.py [--set dev|dev_b|dev_c|dev_d|holdout] [--keep DIR]
+      [--json FILE]
 ~2 min for the dev set on 2 cores shared with other jobs (most of it embedding).
 """
 
