@@ -221,3 +221,15 @@ def test_numeric_dates_are_values_and_no_records_subject() -> None:
     assert not any(t.subject == "13/01/2025" for t in triplets)
     assert Triplet("IR-7", "raised", "2025-01-13") in extract(None, "Incident: IR-7\n"
                                                                "Raised: 2025-01-13")
+
+
+def test_a_post_alone_in_a_cell_is_one_name_with_its_qualifier() -> None:
+    text = ("| Ref | Finding | Responsible |\n|---|---|---|\n"
+            "| A6 | Scooters charged on the landings | Housing Officer (Wrenfield North) |")
+    assert Triplet("A6", "responsible", "Housing Officer (Wrenfield North)") in extract(
+        "Action plan", text)
+    # Half a bracket (a value cut at a comma inside it) or a key's colon is no post.
+    from hopgraph.ingest.roles import job_title
+    assert job_title("Joanne Pike (Building Manager") is None
+    assert job_title("Head of Customer Experience      Approved: Board") is None
+    assert job_title("Head of IT") == "Head of IT"

@@ -55,6 +55,10 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
             objects.append((bracketed.group(1), role))
             alone = None
             continue
+        if part[:1].isupper() and job_title(part) is not None:
+            objects.append((part, ""))  # a post alone ("Housing Officer (Wrenfield North)",
+            alone = None  # a row's "Responsible"): whoever holds it, other documents say
+            continue
         found = len(objects)
         names = names_in(part, rules, vocabulary)
         codes = [name for name in names if is_code(name)]

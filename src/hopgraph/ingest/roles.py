@@ -22,13 +22,19 @@ JOB_WORDS = frozenset(re.findall(r"[\w-]+", """
 MAX_TITLE_WORDS = 6
 
 
+_QUALIFIER = re.compile(r"\s*\([^()]*\)$")  # "Housing Officer (Wrenfield North)"
+
+
 def job_title(part: str) -> str | None:
     """The part as a job title, when it is one: at most MAX_TITLE_WORDS words and no
-    digit, its last word (or the word before "of") one of JOB_WORDS."""
+    digit, its last word (or the word before "of") one of JOB_WORDS; a qualifier in
+    brackets after it is part of it ("Housing Officer (Wrenfield North)")."""
     part = part.strip()
-    words = part.split()
-    before_of = part.split(" of ")[0].split()
-    if not 0 < len(words) <= MAX_TITLE_WORDS or any(ch.isdigit() for ch in part) \
-            or not before_of:
+    base = _QUALIFIER.sub("", part) or part
+    words = base.split()
+    before_of = base.split(" of ")[0].split()
+    if not 0 < len(words) <= MAX_TITLE_WORDS or any(ch.isdigit() for ch in base) \
+            or not before_of or re.search(r"[():]| {2}", base):  # half a bracket (cut at a
+        # comma inside it), a key's colon, a gap between columns: not one title
         return None
     return part if before_of[-1].lower().strip("().") in JOB_WORDS else None
