@@ -233,3 +233,11 @@ def test_a_post_alone_in_a_cell_is_one_name_with_its_qualifier() -> None:
     assert job_title("Joanne Pike (Building Manager") is None
     assert job_title("Head of Customer Experience      Approved: Board") is None
     assert job_title("Head of IT") == "Head of IT"
+
+
+def test_a_name_with_and_before_a_legal_form_or_service_is_one_name() -> None:
+    text = ("She was a surveyor with Moss and Partners LLP. He served with West Calder Fire "
+            "and Rescue Service.")
+    ends = {part for t in extract("Profiles", text) for part in (t.subject, t.object)}
+    assert {"Moss and Partners", "West Calder Fire and Rescue Service"} <= ends
+    assert not {"Moss", "Partners", "Rescue Service"} & ends

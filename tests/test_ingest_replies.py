@@ -153,3 +153,4 @@ def test_dear_opens_a_greeting_but_not_a_title() -> None:
         "Service contract SC-2023-07", "Dear Mr Pryce,\nThe compressor failed in Leeds."))
     assert Triplet("Dear Brother", "is a duet by", "Hank Williams") in extract_triplets(
         None, "Dear Brother is a duet by Hank Williams.")
+

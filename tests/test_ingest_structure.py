@@ -296,3 +296,27 @@ def test_a_clause_number_is_not_part_of_a_name() -> None:
              for name in (triplet.subject, triplet.object)}
     assert {"Priya Raman", "Coalville", "Tom Okafor"} <= names
     assert not [name for name in names if name[:1].isdigit()]
+
+
+LOG = """\
+SENTINEL SX MONITORING - DATA EXPORT
+Site:     DEP-HUL-02 Hull (Sutton Fields)
+
+Timestamp           Probe A   Probe B   Alarm   Door   Defrost
+------------------  --------  --------  ------  -----  -------
+22/04/2025 22:00       -22.8     -23.1  OK      OPEN   NO
+22/04/2025 22:30       -21.9     -22.6  OK      OPEN   NO
+23/04/2025 00:00       -14.6     -16.9  HIGH    SHUT   NO
+"""
+
+
+def test_an_exported_table_keeps_its_header_row_its_rule_and_its_rows_apart(
+        tmp_path: Path) -> None:
+    # Its header row is long and the rule under it longer: they were joined as one wrapped
+    # line with the first row, and the header then read as a heading.
+    doc = Document("log.txt", LOG, "txt")
+    table = next(s for s in sections(doc) if any("Probe A" in p for p in s.paragraphs))
+    assert "Timestamp" not in " ".join(table.headings)
+    text = "\n".join(table.paragraphs)
+    assert "\nTimestamp           Probe A" in f"\n{text}" and "Defrost ---" not in text
+    assert "NO 22/04/2025" not in text

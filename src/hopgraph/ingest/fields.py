@@ -106,6 +106,14 @@ def _aligned(one: list[tuple[int, str]], other: list[tuple[int, str]]) -> bool:
     return len({start for start, _ in one[1:]} & {start for start, _ in other[1:]}) >= MIN_ALIGNED
 
 
+def same_table(line: str, following: str) -> bool:
+    """Whether two lines are rows (or a header and the rule under it) of one table laid out
+    with spaces: never one wrapped line."""
+    if "  " not in line.expandtabs(8).strip() or "  " not in following.expandtabs(8).strip():
+        return False
+    return _aligned(_columns(line), _columns(following))
+
+
 def _spaced_tables(lines: list[str]) -> dict[int, Table | None]:
     """The lines that belong to tables laid out with spaces: line number -> its table (None
     for the header and the rule under it, which are read as the table's header)."""

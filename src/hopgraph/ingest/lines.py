@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from hopgraph.ingest.fields import field_line
+from hopgraph.ingest.fields import field_line, same_table
 
 MAX_HEADING_CHARS = 80
 MAX_HEADING_WORDS = 12
@@ -88,7 +88,8 @@ def wrapped(line: str, following: str, width: int, full: float = FULL_LINE) -> b
     case. A key–value line, a table row, a list item or a numbered clause never goes on from
     the line before it (a key–value line's value may go on to the next line)."""
     if (width <= 0 or not following or list_item(following) or numbered_clause(following)
-            or _TABLE_ROW.match(line) or _TABLE_ROW.match(following)):
+            or _TABLE_ROW.match(line) or _TABLE_ROW.match(following)
+            or same_table(line, following)):
         return False
     if key_value(following) and (key_value(line) or ends_sentence(line)
                                  or " " in following.split(":", 1)[0]):

@@ -55,7 +55,7 @@ LEGAL_FORMS = set_of("""ltd ltd. limited inc inc. incorporated llc llp plc gmbh 
     n.v co co. corp corp.""")
 COMPANY_ENDINGS = LEGAL_FORMS | set_of("""company corporation group holdings partners associates
     sons brothers board committee council trust foundation institute university society
-    association agency authority department ministry""")
+    association agency authority department ministry service services""")
 
 WORD = re.compile(r"\w", re.UNICODE)
 _SPACED_JOINER = re.compile(r"\s+([-'’])\s+")
@@ -257,8 +257,9 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
                      if is_cap(word))
         for found in _AND_NAMES.finditer(text):
             pairs[found.group(0)] = pairs.get(found.group(0), 0) + 1
-    joined = {name for name, count in pairs.items()
-              if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS}
+    joined = {form for name, count in pairs.items()
+              if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS
+              for form in (name, without_legal_form(name))}  # mentions drop the legal form
     return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined))
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from hopgraph.ingest.fields import same_table
 from hopgraph.ingest.heading_names import heading_entity, names_something
 from hopgraph.ingest.lines import (
     all_caps,
@@ -291,8 +292,8 @@ def _opens_section(rows: list[_Row], index: int, more: bool) -> bool:
     sentence's end; never one item of a list ("1. Coffee" over "2. Tea")."""
     row = rows[index]
     following = rows[index + 1].text if index + 1 < len(rows) else ""
-    if row.joined or not more or following[:1].islower():
-        return False
+    if row.joined or not more or following[:1].islower() or same_table(row.text, following):
+        return False  # a table's header row is no heading
     if not heading_line(row.text) and not (index == 0 and _titled(row.text, following)):
         return False
     if (list_item(row.text) or numbered_clause(row.text)) and not all_caps(row.text) and (
