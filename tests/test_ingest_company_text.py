@@ -241,3 +241,9 @@ def test_a_name_with_and_before_a_legal_form_or_service_is_one_name() -> None:
     ends = {part for t in extract("Profiles", text) for part in (t.subject, t.object)}
     assert {"Moss and Partners", "West Calder Fire and Rescue Service"} <= ends
     assert not {"Moss", "Partners", "Rescue Service"} & ends
+
+
+def test_a_postcode_is_neither_a_name_nor_part_of_its_town() -> None:
+    assert names("It moved to Harrowgate House, Wetherby LS22 7DN or Wrenfield WR4 6HC.") == [
+        "Harrowgate House", "Wetherby", "Wrenfield"]
+    assert names("The M62 and the A1 meet near CH3 and Line 3.") == ["M62", "A1", "CH3", "Line 3"]

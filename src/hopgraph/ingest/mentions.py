@@ -102,10 +102,21 @@ def is_number(value: str) -> bool:
     return any(ch.isdigit() for ch in value) and not any(ch.isalpha() for ch in value[:1])
 
 
+_OUTWARD = re.compile(r"^[A-Z]{1,2}\d[A-Z\d]?$")  # a UK postcode's halves: "WR4", "6KH"
+_INWARD = re.compile(r"^\d[A-Z]{2}$")
+
+
+def postcode_at(tokens: list[str], i: int) -> bool:
+    """Whether a UK postcode starts at token i ("LS22 7DN"): an address's value, neither a
+    name nor part of the town's before it ("Wetherby LS22 7DN" is Wetherby)."""
+    return (i + 1 < len(tokens) and bool(_OUTWARD.match(tokens[i]))
+            and bool(_INWARD.match(tokens[i + 1])))
+
+
 def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int:
     """How many tokens from `j` on continue the mention before `j` (0: it ends there; a line
     break before a token ends it too)."""
-    if breaks[j]:
+    if breaks[j] or postcode_at(tokens, j):
         return 0
     nxt, before = tokens[j], tokens[j - 1]
     lower = nxt.lower()
@@ -172,6 +183,9 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
               else [False] * n)
     while i < n:
         value = tokens[i]
+        if postcode_at(tokens, i):
+            i += 2
+            continue
         opener = value.lower() in OPENERS or (  # "Dear Mr Pryce," (not "Dear Brother is")
             value == "Dear" and tokens[-1] == "," and n <= MAX_GREETING_TOKENS)
         starts = (is_cap(value) and not (i == 0 and opener)
