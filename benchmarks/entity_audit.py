@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from hopgraph.api import GraphRAG
+from hopgraph.ingest.fields import same_table
 from hopgraph.ingest.loaders import read_text
 from hopgraph.ingest.reading import folder_files, kind_of
 
@@ -190,7 +191,7 @@ def _add_text(corpus: Corpus, lines: list[str], markdown: bool) -> None:
         before = lines[number - 1].strip() if number else ""
         after = lines[number + 1].strip() if number + 1 < len(lines) else ""
         text = line.strip()
-        heading = bool(text) and (
+        heading = bool(text) and not _row(lines, number) and (
             (markdown and text.startswith("#"))
             or (not before and not after and _short(text))
             or (_short(text) and ((not before and _NUMBERED.match(text)) or _caps(text))))
@@ -230,6 +231,15 @@ def _add_line(corpus: Corpus, line: str, heading: bool) -> None:
         corpus.headings.add(heading_key(line))
     else:
         corpus.body.append(line)
+
+
+def _row(lines: list[str], number: int) -> bool:
+    """Whether line `number` is a row of a table laid out with spaces (aligned with the
+    line before or after it): "23/04/2025 00:00   -14.6   HIGH   SHUT" is in capitals, not
+    a heading."""
+    line = lines[number]
+    return (number > 0 and same_table(lines[number - 1], line)) or (
+        number + 1 < len(lines) and same_table(line, lines[number + 1]))
 
 
 def _short(text: str) -> bool:

@@ -45,3 +45,15 @@ def test_classes_of_a_small_register(tmp_path: Path) -> None:
         "CA-2025-021": "kept", "Gateshead": "kept",  # keys, but named in the text too
         "Keller Polymers": "kept",  # "Ltd" after it is no more of the name
         "Miller": "fragment", "Corrective actions": "heading", "Priya Raman": "kept"}
+
+
+def test_a_row_of_a_table_laid_out_with_spaces_is_no_heading(tmp_path: Path) -> None:
+    # In capitals and short, but aligned with the rows around it: its cells are values.
+    audit = load_script()
+    (tmp_path / "log.txt").write_text(
+        "Temperature log\n\nTimestamp          Probe A   Alarm   Door\n"
+        "23/04/2025 00:00     -14.6   HIGH    SHUT\n"
+        "23/04/2025 00:30     -14.1   HIGH    SHUT\n", encoding="utf-8")
+    corpus = audit.read_corpus(tmp_path)
+    assert audit.classify("23/04/2025 00:30", corpus) == "date or number"
+    assert audit.classify("Temperature log", corpus) == "heading"
