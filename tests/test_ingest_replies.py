@@ -108,11 +108,14 @@ def test_unquote_leaves_text_that_quotes_nothing_alone() -> None:
     text = "A price > 5 pounds is a line.\nNothing is quoted here.\n"
     assert unquote(text) == text
     assert unquote("> one quoted line alone\nand text\n") == "> one quoted line alone\nand text\n"
+    # Lines opening with ">" in a text that is no e-mail are thresholds, not quotes.
+    rates = "Late delivery credits\n> 2 hours late: 5 %\n> 6 hours late: 15 %\n"
+    assert unquote(rates) == rates
 
 
 def test_unquote_without_an_attribution_only_drops_the_markers() -> None:
-    assert unquote("Text.\n> first line\n> second line\n") == (
-        "Text.\n\n\nfirst line\nsecond line\n\n")
+    assert unquote("From: Sam Reid\n\nText.\n> first line\n> second line\n") == (
+        "From: Sam Reid\n\nText.\n\n\nfirst line\nsecond line\n\n")
 
 
 def test_bare_subject() -> None:

@@ -40,6 +40,8 @@ def unquote(text: str, subject: str | None = None) -> str:
     lines = text.split("\n")
     if sum(1 for line in lines if _QUOTED.match(line)) < MIN_QUOTED_LINES:
         return text
+    if subject is None and not _mail(lines):
+        return text  # "> 10 days" lines in a table of thresholds quote nothing
     subject = _subject(lines) if subject is None else subject
     out: list[str] = []
     index = 0
@@ -62,6 +64,15 @@ def unquote(text: str, subject: str | None = None) -> str:
             out.extend(["", *(header or []), "", body, ""])
         index = end
     return "\n".join(out)
+
+
+def _mail(lines: list[str]) -> bool:
+    """Whether the text is an e-mail: it opens with a From line, or a line says who wrote
+    what it quotes."""
+    opening = next((line for line in lines if line.strip()), "")
+    pair = field_line(opening)
+    return (pair is not None and pair[0].lower() == "from") or any(
+        _WROTE.match(line.strip()) for line in lines if "wrote" in line.lower())
 
 
 def _subject(lines: list[str]) -> str:
