@@ -13,7 +13,7 @@ from itertools import pairwise
 
 from hopgraph.ingest import fields
 from hopgraph.ingest.mentions import Rules, Vocabulary, is_code, names_in, without_legal_form
-from hopgraph.ingest.roles import job_title
+from hopgraph.ingest.roles import job_title, person_like
 from hopgraph.records import Triplet
 
 MAX_VALUE_WORDS = 5
@@ -50,7 +50,7 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
             continue
         bracketed = _BRACKETED.match(part)  # "Lena Vos (Account Manager)"
         if bracketed and (role := job_title(bracketed.group(2))) is not None \
-                and _person_like(bracketed.group(1)) \
+                and person_like(bracketed.group(1)) \
                 and names_in(bracketed.group(1), rules, vocabulary) == [bracketed.group(1)]:
             objects.append((bracketed.group(1), role))
             alone = None
@@ -73,7 +73,7 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
         elif not codes and (found_value := _value(part)) is not None:
             objects.append((found_value, ""))
         alone = found if len(objects) == found + 1 and not codes and not values \
-            and _person_like(objects[found][0]) else None
+            and person_like(objects[found][0]) else None
     seen: dict[str, str] = {}
     for name, role in objects:
         seen[name] = seen.get(name) or role
@@ -84,14 +84,6 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
 # Management": the word before "of"): English words for a post, not any folder's own.
 _BRACKETED = re.compile(r"^(.+?)\s*\(([^()]+)\)$")
 MAX_SIGNATURE_NAME_WORDS = 4
-
-
-def _person_like(name: str) -> bool:
-    """Two to four capitalized words with no digit: a name a job title can follow ("Priya
-    Raman, Quality Manager"; not "Copper, Lead, Zinc")."""
-    words = name.split()
-    return 2 <= len(words) <= 4 and all(word[:1].isupper() for word in words) \
-        and not any(ch.isdigit() for ch in name)
 
 
 _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|October|"

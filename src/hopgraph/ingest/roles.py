@@ -38,3 +38,11 @@ def job_title(part: str) -> str | None:
         # comma inside it), a key's colon, a gap between columns: not one title
         return None
     return part if before_of[-1].lower().strip("().") in JOB_WORDS else None
+
+
+def person_like(name: str) -> bool:
+    """Two to four capitalized words with no digit: a name a job title can follow ("Priya
+    Raman, Quality Manager"; not "Copper, Lead, Zinc")."""
+    words = name.split()
+    return 2 <= len(words) <= 4 and all(word[:1].isupper() for word in words) \
+        and not any(ch.isdigit() for ch in name)

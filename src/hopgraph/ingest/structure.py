@@ -40,16 +40,14 @@ from hopgraph.ingest.lines import (
     wrapped,
 )
 from hopgraph.ingest.reading import Document
-from hopgraph.ingest.roles import job_title
+from hopgraph.ingest.roles import job_title, person_like
 from hopgraph.ingest.spans import Placed, Run, joined_runs
 
 MAX_MARKDOWN_HEADING = 500  # a longer "# ..." line is text (a heading is in all its chunks)
 MAX_TITLE_LINES = 3  # a first block of more heading-like lines is a list, not a title
 MAX_FIELD_CHARS = 160  # a longer line that opens as a key–value line does is a paragraph
-MAX_SIGNATURE_WORDS = 4  # words of a name signing a letter or an e-mail
 MAX_SIGNATURE_LINES = 4  # the name, the post, the company, a telephone number
 _RULE = re.compile(r"^\s*[-_=*]{3,}")  # "-----Original Message-----", "________"
-_NAME_WORD = re.compile(r"[A-Z][^\W\d_]*(?:['’.-][^\W\d_]*)*")
 
 
 
@@ -314,9 +312,7 @@ def _signature(rows: list[_Row], after: str) -> bool:
     staff list's "name over post" block, with the person's text after it, is a heading."""
     if not 2 <= len(rows) <= MAX_SIGNATURE_LINES:
         return False
-    words = rows[0].text.split()
-    return (2 <= len(words) <= MAX_SIGNATURE_WORDS
-            and all(_NAME_WORD.fullmatch(word) for word in words)
+    return (person_like(rows[0].text.strip())
             and job_title(rows[1].text.partition(",")[0]) is not None
             and (not after.strip() or key_value(after) or _RULE.match(after) is not None))
 
