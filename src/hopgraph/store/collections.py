@@ -12,7 +12,8 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import numpy as np
 from pymilvus import MilvusClient
@@ -21,10 +22,11 @@ from pymilvus.exceptions import MilvusException
 from hopgraph.errors import StoreError
 from hopgraph.records import Hit
 from hopgraph.store import schema
-from hopgraph.store.pages import PAGE, scan
+from hopgraph.store.pages import PAGE, not_loaded, scan
 
 log = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
 _BATCH = 1000
 _SCORED = 4096  # ids per search of `scores`
 # Vectors are read as float32 arrays (`strict_float32`), faster than as Python floats on a
@@ -163,6 +165,29 @@ class Collections:
             schema.load_collections(self._client, missing)
         self._loaded.update(missing)
 
+    def _reload(self, collection: str) -> None:
+        """Load a collection again that Milvus says is not loaded, though this cache of its
+        state says it is (`pages.not_loaded`)."""
+        log.info("graph %s: %s was not loaded in Milvus; loading it again", self.graph,
+                 collection)
+        self._loaded.discard(collection)
+        self.ensure_loaded(collection)
+
+    def _read(self, collection: str, what: str, call: Callable[[], _T]) -> _T:
+        """`call`, a read (or delete) of `collection`, once it is loaded; made once more
+        after loading it again if Milvus refuses it as not loaded. Failures become
+        StoreErrors saying `what` failed."""
+        self.ensure_loaded(collection)
+        try:
+            with self._failures(what):
+                return call()
+        except StoreError as exc:
+            if not not_loaded(exc.__cause__):
+                raise
+        self._reload(collection)
+        with self._failures(what):
+            return call()
+
     # --- reads -----------------------------------------------------------------------------
 
     def existing_ids(self, collection: str, ids: Sequence[str]) -> set[str]:
@@ -177,15 +202,12 @@ class Collections:
         rows: list[dict[str, Any]] = []
         reads = reads or self.reads_now()
         level = self._level(collection, ids, Reads(strong or reads.strong, reads.lease))
-        if ids:
-            self.ensure_loaded(collection)
-        with self._failures(f"reading rows of {collection}"):
-            for start in range(0, len(ids), _BATCH):
-                rows.extend(
-                    dict(row) for row in
-                    self._client.get(collection, ids=list(ids[start : start + _BATCH]),
-                                     output_fields=fields, strict_float32=True, **level)
-                )
+        for start in range(0, len(ids), _BATCH):
+            batch = list(ids[start : start + _BATCH])
+            rows.extend(dict(row) for row in self._read(
+                collection, f"reading rows of {collection}",
+                partial(self._client.get, collection, ids=batch, output_fields=fields,
+                        strict_float32=True, **level)))
         return rows
 
     def scan(self, collection: str, fields: list[str]) -> Iterator[dict[str, Any]]:
@@ -197,19 +219,19 @@ class Collections:
         with self._failures(f"scanning {collection}"):
             yield from scan(self._client, collection, wanted, self._reads,
                             page=self._page.get(collection, PAGE),
-                            shrunk=lambda size: self._page.__setitem__(collection, size))
+                            shrunk=lambda size: self._page.__setitem__(collection, size),
+                            reload=lambda: self._reload(collection))
 
     def where(self, collection: str, condition: str, fields: list[str],
               limit: int = PAGE, strong: bool = True) -> list[dict[str, Any]]:
         """Rows matching a filter expression, read strong (the small lease and log
         collections, whose rows other processes write); `strong` False: as this thread's
         reads are (`strong_reads`)."""
-        self.ensure_loaded(collection)
-        with self._failures(f"reading {collection}"):
-            reads = self.reads_now()
-            return [dict(row) for row in self._client.query(
-                collection, filter=condition, output_fields=fields, limit=limit,
-                **self._level(collection, None, Reads(strong or reads.strong, reads.lease)))]
+        reads = self.reads_now()
+        level = self._level(collection, None, Reads(strong or reads.strong, reads.lease))
+        return [dict(row) for row in self._read(
+            collection, f"reading {collection}", lambda: self._client.query(
+                collection, filter=condition, output_fields=fields, limit=limit, **level))]
 
     def ids_where(self, collection: str, condition: str) -> list[str]:
         """The ids of every row `condition` (a filter expression) selects, paged
@@ -217,7 +239,8 @@ class Collections:
         self.ensure_loaded(collection)
         with self._failures(f"filtering {collection}"):
             return [str(row["id"]) for row in scan(self._client, collection, ["id"],
-                                                   self._reads, condition)]
+                                                   self._reads, condition,
+                                                   reload=lambda: self._reload(collection))]
 
     def has_collection(self, collection: str) -> bool:
         """Whether the database holds this collection."""
@@ -233,10 +256,8 @@ class Collections:
 
     def count(self, collection: str) -> int:
         """Exact row count of a collection."""
-        self.ensure_loaded(collection)
-        with self._failures(f"counting {collection}"):
-            rows = self._client.query(collection, filter="", output_fields=["count(*)"],
-                                      consistency_level=self._reads)
+        rows = self._read(collection, f"counting {collection}", lambda: self._client.query(
+            collection, filter="", output_fields=["count(*)"], consistency_level=self._reads))
         return int(rows[0]["count(*)"]) if rows else 0
 
     def vector_width(self, collection: str) -> int:
@@ -283,14 +304,12 @@ class Collections:
         if limit > schema.MAX_TOP_K:
             raise StoreError(f"a Milvus search returns at most {schema.MAX_TOP_K} rows, "
                              f"{limit} were asked for")
-        self.ensure_loaded(collection)
-        with self._failures(f"searching {collection}"):
-            results = self._client.search(
-                collection, data=[v.tolist() for v in vectors], anns_field="vector",
-                limit=limit, output_fields=list(fields), filter=condition,
-                search_params={"metric_type": "COSINE", "params": {"ef": schema.search_ef(limit)}},
-                consistency_level=self._reads,
-            )
+        data = [v.tolist() for v in vectors]
+        results = self._read(collection, f"searching {collection}", lambda: self._client.search(
+            collection, data=data, anns_field="vector", limit=limit,
+            output_fields=list(fields), filter=condition,
+            search_params={"metric_type": "COSINE", "params": {"ef": schema.search_ef(limit)}},
+            consistency_level=self._reads))
         return [
             [Hit(str(h["id"]), float(h["distance"]), dict(h.get("entity") or {})) for h in hits]
             for hits in results
@@ -310,17 +329,16 @@ class Collections:
         """Delete rows by id."""
         ids = [str(i) for i in ids]
         self._written(collection, ids)
-        self.ensure_loaded(collection)
-        with self._failures(f"deleting from {collection}"):
-            for start in range(0, len(ids), _BATCH):
-                self._client.delete(collection, ids=list(ids[start : start + _BATCH]))
+        for start in range(0, len(ids), _BATCH):
+            batch = ids[start : start + _BATCH]
+            self._read(collection, f"deleting from {collection}",
+                       partial(self._client.delete, collection, ids=batch))
 
     def delete_where(self, collection: str, condition: str) -> None:
         """Delete the rows matching a filter expression."""
         self._written(collection, None)
-        self.ensure_loaded(collection)
-        with self._failures(f"deleting from {collection}"):
-            self._client.delete(collection, filter=condition)
+        self._read(collection, f"deleting from {collection}",
+                   lambda: self._client.delete(collection, filter=condition))
 
     def _written(self, collection: str, ids: Iterable[str] | None) -> None:
         """Note rows this thread's write changes (`LeaseReads`), before changing them."""

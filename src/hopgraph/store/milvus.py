@@ -129,10 +129,9 @@ class MilvusStore(Collections):
         if self._meta is None:
             if not self.exists():
                 raise self._missing()
-            with self._failures("reading the meta row"):
-                self.ensure_loaded(self.meta_collection)
-                rows = self._client.get(self.meta_collection, ids=[_META_ID],
-                                        output_fields=["value"])
+            rows = self._read(self.meta_collection, "reading the meta row",
+                              lambda: self._client.get(self.meta_collection, ids=[_META_ID],
+                                                       output_fields=["value"]))
             if not rows:
                 raise StoreError(f"graph {self.graph!r} at {self.uri} has no metadata row",
                                  fix="drop it and ingest again")

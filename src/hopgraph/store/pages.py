@@ -7,7 +7,9 @@ reply over its gRPC limit (`proxy.grpc.serverMaxSendSize`, 64 MB on Milvus 2.3; 
 of vectors from a large graph pass it): such a page fails with RESOURCE_EXHAUSTED
 (`too_large`), and the scan goes on from the last row it gave in pages a quarter the size.
 pymilvus logs that failure at ERROR before it raises; while a page is read here, that
-record is dropped (`_Handled`), as the scan recovers from it.
+record is dropped (`_Handled`), as the scan recovers from it. A page refused because the
+collection is not loaded (`not_loaded`: released behind the caller's back) is read again
+once, after the caller's `reload`.
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from pymilvus import MilvusClient
+from pymilvus.exceptions import MilvusException
 
 log = logging.getLogger(__name__)
 
 PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite rescans per page
 MIN_PAGE = 64  # the smallest page a scan shrinks to when a reply is over the gRPC limit
+_NOT_LOADED = 101  # Milvus's (and Milvus Lite's) code for a read of a collection not loaded
 _reading = threading.local()  # whether this thread is reading a page here
 
 
@@ -39,11 +43,13 @@ logging.getLogger("pymilvus.decorators").addFilter(_Handled())
 
 def scan(client: MilvusClient, collection: str, fields: list[str], consistency: str,
          condition: str = "", page: int = PAGE,
-         shrunk: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+         shrunk: Callable[[int], None] | None = None,
+         reload: Callable[[], None] | None = None) -> Iterator[dict[str, Any]]:
     """Every row of a collection that `condition` (a filter expression; "" for all)
     selects, in primary-key order, `page` rows a read; vectors as float32 arrays. A page
     over the server's reply limit is read again from the last row given, in pages a
-    quarter the size (down to MIN_PAGE), and `shrunk` is told the new size."""
+    quarter the size (down to MIN_PAGE), and `shrunk` is told the new size. A page refused
+    as not loaded is read again from there once, after `reload` (if given)."""
     after: str | None = None
     while True:
         try:
@@ -52,6 +58,10 @@ def scan(client: MilvusClient, collection: str, fields: list[str], consistency: 
                 yield row
             return
         except Exception as exc:
+            if reload is not None and not_loaded(exc):
+                reload()
+                reload = None
+                continue
             if page <= MIN_PAGE or not too_large(exc):
                 raise
             page = max(MIN_PAGE, page // 4)
@@ -93,3 +103,12 @@ def too_large(exc: BaseException) -> bool:
     status = code() if callable(code) else code
     return getattr(status, "name", None) == "RESOURCE_EXHAUSTED" or \
         "larger than max" in str(exc)
+
+
+def not_loaded(exc: BaseException | None) -> bool:
+    """Whether Milvus refused a read because the collection is not loaded: released by
+    another client, or (Milvus Lite) opened by two threads at once, when the second copy
+    of the collection, never loaded, replaces the first."""
+    message = str(exc).lower()
+    return isinstance(exc, MilvusException) and (
+        exc.code == _NOT_LOADED or "not loaded" in message or "call load()" in message)
