@@ -249,3 +249,26 @@ def test_names_found_all_over_the_passages_are_left_out_of_the_relation_question
 
 def test_a_question_naming_two_entities_gets_a_third_bridge() -> None:
     assert [bridge.bridge_count(n) for n in range(5)] == [2, 2, 3, 3, 3]
+
+
+def test_longer_names_of_the_folders_own_name_are_no_bridges() -> None:
+    graph = make_graph([
+        ("Harrowgate", "runs", "Harrowgate Cold Chain", ["p1"]),
+        ("Harrowgate", "head office", "Harrowgate House", ["p2"]),
+        ("Harrowgate", "employs", "Priya Nair", ["p3"]),
+        ("Wellington", "home of", "Wellington Regional Stadium", ["p4"]),
+    ])
+    question = "Who at Harrowgate decided on lot 24B-117, near Wellington?"
+    company, town = idx(graph, "Harrowgate"), idx(graph, "Wellington")
+    assert bridge.own_names([company, town], [0.21, 0.01]) == {company}
+    finder = BridgeFinder(graph, question, {company, town}, {company})
+    scores = {rel(graph, "Harrowgate", "runs", "Harrowgate Cold Chain"): 0.7,
+              rel(graph, "Harrowgate", "head office", "Harrowgate House"): 0.6,
+              rel(graph, "Harrowgate", "employs", "Priya Nair"): 0.4,
+              rel(graph, "Wellington", "home of", "Wellington Regional Stadium"): 0.3}
+    chosen = sorted(graph.entity_names[p.entity] for p in finder.bridges(scores, 3))
+    assert chosen == ["Priya Nair", "Wellington Regional Stadium"]
+    # Without the share, every longer name bridges as before.
+    plain = BridgeFinder(graph, question, {company, town})
+    assert {graph.entity_names[p.entity] for p in plain.bridges(scores, 3)} >= {
+        "Harrowgate Cold Chain", "Harrowgate House"}

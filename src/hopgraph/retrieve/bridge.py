@@ -51,6 +51,7 @@ BRIDGE_BOOST = 0.05  # BETA: added to passages of the bridge's own relations
 CONFIDENCE_SLOPE = 1.0  # GAMMA: probe penalty per unit of confidence below the best probe
 NAMED_CUTOFF = 90.0  # partial fuzzy ratio at which a name counts as already in the question
 COMMON_SHARE = 0.3  # share of the passages from which a named entity is the folder's own
+OWN_NAME_SHARE = 0.15  # share from which a named entity's longer names are not bridges
 MIN_WORDS_LEFT = 3  # words a question must keep for its common names to be left out
 
 _DATE_OR_NUMBER = re.compile(
@@ -107,6 +108,12 @@ def without_common_names(question: str, named: list[tuple[str, float]]) -> str:
     return left if len(re.findall(r"\w+", left)) >= MIN_WORDS_LEFT else question
 
 
+def own_names(linked: list[int], shares: list[float]) -> set[int]:
+    """The linked entities (`shares`: the share of the passages that can hold each) whose
+    longer names are no bridges (`BridgeFinder.is_named`)."""
+    return {e for e, share in zip(linked, shares, strict=True) if share >= OWN_NAME_SHARE}
+
+
 def bridge_count(named: int) -> int:
     """How many bridges to re-query for a question that names `named` entities: one more
     than it names, at least BRIDGES and at most MAX_BRIDGES. A question that names two
@@ -139,20 +146,33 @@ def can_bridge(name: str) -> bool:
 class BridgeFinder:
     """Chooses bridge entities for a question from scored candidate relations."""
 
-    def __init__(self, graph: KnowledgeGraph, question: str, linked: set[int]) -> None:
+    def __init__(self, graph: KnowledgeGraph, question: str, linked: set[int],
+                 common: Set[int] = frozenset()) -> None:
+        """`common`: the linked entities found in at least OWN_NAME_SHARE of the passages
+        (`own_names`)."""
         self.graph = graph
         self.question = question
         self.question_key = normalize(question)
         self.linked = linked
         self._named: dict[int, bool] = {}
+        self._own = tuple(normalize(graph.entity_names[e]) + " " for e in common)
 
     def is_named(self, entity: int) -> bool:
-        """Whether the question already names this entity (linked, or nearly in its text)."""
+        """Whether the question already names this entity: linked, nearly in its text, or
+        a longer name of a name found all over the folder.
+
+        A question says "Harrowgate" of a company whose folder names it in a fifth of the
+        passages; "Harrowgate Cold Chain" and "Harrowgate House" then take bridge places,
+        and their probes find what the question itself finds. For names that are not that
+        common this does not hold: a question may link "Wellington" and need "Wellington
+        Regional Stadium" as its bridge (benchmarks/RESULTS.md, "The folder's own name is no
+        bridge")."""
         if entity not in self._named:
             key = normalize(self.graph.entity_names[entity])
             self._named[entity] = (
                 entity in self.linked or len(key) < 2
                 or fuzz.partial_ratio(key, self.question_key) >= NAMED_CUTOFF
+                or key.startswith(self._own)
             )
         return self._named[entity]
 

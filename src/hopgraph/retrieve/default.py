@@ -31,13 +31,15 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     graph = ctx.graph
     linked = {m.index for m in matches}
     with clock.stage("search_graph"):
-        rvec = _relation_vector(ctx, question, qvec, matches)
+        shares = ctx.search.name_shares([m.name for m in matches]) if matches else []
+        rvec = _relation_vector(ctx, question, qvec, matches, shares)
         steps = fanout.Steps(graph, lambda n: ctx.search.relations(rvec, n)[0], ctx.fanout)
         scores = bridge.without_other_codes(graph, steps.best(bridge.RELATION_POOL), linked)
         own = [r for r in steps.of(sorted(linked)).tolist() if r not in scores]
         scores.update(ctx.search.score_relations(rvec, own))
     with clock.stage("bridges"):
-        finder = bridge.BridgeFinder(graph, question, linked)
+        finder = bridge.BridgeFinder(graph, question, linked,
+                                     bridge.own_names([m.index for m in matches], shares))
         proposals = finder.bridges(scores, max(bridge.MAX_BRIDGES, bridge.BRIDGE_SHORTLIST))
         onward = _onward(ctx, rvec, scores, steps,
                          [(p.entity, p.relation) for p in proposals])
@@ -98,14 +100,14 @@ def with_lexical_hits(ctx: Context, vectors: np.ndarray, dense: list[dict[str, f
 
 
 def _relation_vector(ctx: Context, question: str, qvec: np.ndarray,
-                     matches: list[EntityMatch]) -> np.ndarray:
+                     matches: list[EntityMatch], shares: list[float]) -> np.ndarray:
     """The vector the relations are scored by: the question's, or, when it names a name
-    found all over the passages, that of the question without it
-    (`bridge.without_common_names`; one more embedding only then)."""
+    found all over the passages (`shares`: each match's share of the passages), that of
+    the question without it (`bridge.without_common_names`; one more embedding only
+    then)."""
     if not matches:
         return qvec
     texts = [m.matched for m in matches]
-    shares = ctx.search.name_shares([m.name for m in matches])
     kept = bridge.without_common_names(question, list(zip(texts, shares, strict=True)))
     return qvec if kept == question else ctx.embedder.embed([kept])
 
