@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 from hopgraph.ingest.lines import section_number
+from hopgraph.ingest.roles import job_title, person_like
 
 HEADLINE_WORDS = 5  # a heading this long with three lower-case words is a phrase, not a name
 CONNECTORS = frozenset(re.findall(r"\w+", "of de von van der den la le du del da di dos das y "
@@ -35,6 +36,7 @@ GENERIC_HEADING_WORDS = frozenset(re.findall(r"\w+", """
 _CODE_FIRST = re.compile(r"^([A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+)\b")
 _PLACEHOLDER = re.compile(r"^(?:slide|sheet|page|table|figure|chart|tab)\s*\d+$", re.IGNORECASE)
 _ROLE = re.compile(r"\s+[—–-]\s+")  # "Grace Whitlow — Plant Manager": a name, then a role
+_PLACE_WORDS = 3  # words of a post's place after a comma ("Depot Manager, North Leeds")
 LEGAL_FORM_WORDS = frozenset(["ltd", "limited", "inc", "plc", "llc", "llp", "gmbh", "ag", "sa",
                               "bv", "nv", "co", "corp"])
 
@@ -79,6 +81,22 @@ def heading_entity(heading: str) -> str:
         heading = rest.strip()  # "Account profile: Hollis Foods": a label, then the name
     heading = _ROLE.split(heading, maxsplit=1)[0]
     return re.sub(r"^(?:about|meet)\s+", "", heading, flags=re.IGNORECASE).strip() or heading
+
+
+def heading_post(heading: str) -> tuple[str, str] | None:
+    """The person and the post a profile's heading gives ("Priya Nair — Quality & Technical
+    Manager", "Ben Harrop – Housing Officer (Ashdyke)", "Nadia Okafor — Depot Manager,
+    Leeds"), else None. A post's place after a comma is part of it."""
+    parts = _ROLE.split(_unnumbered(heading).strip(), maxsplit=1)
+    if len(parts) != 2 or not person_like(parts[0].strip()):
+        return None
+    post = parts[1].strip()
+    base, comma, place = post.partition(", ")
+    if "(" in post or not comma:  # a place in brackets may hold commas of its own
+        base = post
+    elif not (place[:1].isupper() and len(place.split()) <= _PLACE_WORDS):
+        return None
+    return (parts[0].strip(), post) if job_title(base) is not None else None
 
 
 def _unnumbered(heading: str) -> str:

@@ -8,8 +8,9 @@ from collections.abc import Callable, Iterable
 
 from hopgraph.ingest import spacy_names
 from hopgraph.ingest.documents import Chunk
+from hopgraph.ingest.heading_names import heading_post
 from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, vocabulary_of
-from hopgraph.records import LoadReport, PassageRecord
+from hopgraph.records import LoadReport, PassageRecord, Triplet
 
 PROGRESS_EVERY = 16  # chunks between two progress calls: a stop waits for at most these
 
@@ -52,6 +53,28 @@ def document_title(path: str, text: str) -> str:
     return name.rsplit(".", 1)[0] if "." in name else name
 
 
+def sole_posts(chunks: list[Chunk]) -> dict[str, Triplet]:
+    """Profile headings of the chunks ("Priya Nair — Quality & Technical Manager") whose post
+    no other heading gives to someone else, each with the fact "person is post".
+
+    A company's documents name a post where they mean its holder ("Taken by the Quality &
+    Technical Manager", "Responsible: Housing Officer (Wrenfield North)"); the profile
+    says who holds it, and this fact is the graph's way from the post to the person. A
+    post several people hold ("Account Manager") would make one hub of all of them, so
+    those give none.
+    """
+    found: dict[str, tuple[str, str]] = {}
+    holders: dict[str, set[str]] = {}
+    for chunk in chunks:
+        held = heading_post(chunk.headings[-1]) if chunk.headings and chunk.title else None
+        if held is None or held[0] != chunk.title:
+            continue
+        found[chunk.headings[-1]] = held
+        holders.setdefault(held[1].lower(), set()).add(held[0])
+    return {heading: Triplet(person, "is", post) for heading, (person, post) in found.items()
+            if len(holders[post.lower()]) == 1}
+
+
 def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
                    progress: Callable[[str, int, int], None] | None = None
                    ) -> tuple[LoadReport, OfflineReport]:
@@ -64,10 +87,13 @@ def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
     load, stats = LoadReport(path="offline extractor"), OfflineReport()
     vocabulary = vocabulary_of(chunk.text for chunk in chunks)  # the whole ingest's
     spacy_names.prefetch((chunk.text for chunk in chunks), rules or Rules())
+    posts = sole_posts(chunks)
     for done, chunk in enumerate(chunks):
         if progress is not None and done % PROGRESS_EVERY == 0:
             progress("extract", done, len(chunks))
         triplets = extract(chunk.title, chunk.text, rules, stats, vocabulary)
+        if chunk.headings and chunk.headings[-1] in posts:
+            triplets.append(posts[chunk.headings[-1]])
         load.records.append(PassageRecord(
             chunk.passage, triplets, doc_id=chunk.doc,
             metadata=chunk.passage_metadata,
