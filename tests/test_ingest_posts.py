@@ -1,6 +1,7 @@
 """A profile's heading gives its person's post ("Priya Nair — Quality & Technical Manager"):
 the fact "person is post", the graph's way from a post other documents name to its holder,
-only for a post no other heading of the ingest gives to someone else."""
+only for a post no other heading of the ingest gives to someone else, and that some text
+writes."""
 
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ REPORT = """EXCURSION REPORT TE-25-009
 
 DECISION ON PRODUCT
 Taken by the Quality & Technical Manager under QA-POL-03 5.4. Lot 24B-117 was put on
-hold and released two days later.
+hold and released two days later. Copied to the Depot Manager, Leeds and the Account
+Manager for the customer.
 """
 
 
@@ -67,9 +69,9 @@ def test_a_post_one_heading_gives_is_related_to_its_holder(tmp_path: Path) -> No
              for report in done.reports for r in getattr(report, "records", [])
              for t in r.triplets}
     posts = {(s, o) for s, p, o in facts if p == "is"}
+    # "Account Manager": two hold it; "Depot Manager, Hull": no text names it
     assert posts == {("Priya Nair", "Quality & Technical Manager"),
-                     ("Nadia Okafor", "Depot Manager, Leeds"),
-                     ("Gareth Pryor", "Depot Manager, Hull")}  # "Account Manager": two hold it
+                     ("Nadia Okafor", "Depot Manager, Leeds")}
     assert "joined us in 2018" in facts[("Priya Nair", "is", "Quality & Technical Manager")]
     # The report names the post: the graph goes from its facts to the post, then to Priya.
     assert any("Quality & Technical Manager" in (s, o)

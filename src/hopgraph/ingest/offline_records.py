@@ -61,7 +61,8 @@ def sole_posts(chunks: list[Chunk]) -> dict[str, Triplet]:
     Technical Manager", "Responsible: Housing Officer (Wrenfield North)"); the profile
     says who holds it, and this fact is the graph's way from the post to the person. A
     post several people hold ("Account Manager") would make one hub of all of them, so
-    those give none.
+    those give none; nor does a post no chunk's text writes (outside its headings), which
+    nothing would lead to but the heading it came from.
     """
     found: dict[str, tuple[str, str]] = {}
     holders: dict[str, set[str]] = {}
@@ -71,8 +72,11 @@ def sole_posts(chunks: list[Chunk]) -> dict[str, Triplet]:
             continue
         found[chunk.headings[-1]] = held
         holders.setdefault(held[1].lower(), set()).add(held[0])
+    if not found:
+        return {}
+    text = "\n".join(chunk.text.lower() for chunk in chunks)
     return {heading: Triplet(person, "is", post) for heading, (person, post) in found.items()
-            if len(holders[post.lower()]) == 1}
+            if len(holders[post.lower()]) == 1 and post.lower() in text}
 
 
 def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
