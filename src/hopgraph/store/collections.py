@@ -22,7 +22,7 @@ from pymilvus.exceptions import MilvusException
 from hopgraph.errors import StoreError
 from hopgraph.records import Hit
 from hopgraph.store import schema
-from hopgraph.store.pages import PAGE, not_loaded, scan
+from hopgraph.store.pages import PAGE, not_loaded, reloadable, scan
 
 log = logging.getLogger(__name__)
 
@@ -179,7 +179,7 @@ class Collections:
         StoreErrors saying `what` failed."""
         self.ensure_loaded(collection)
         try:
-            with self._failures(what):
+            with self._failures(what), reloadable():
                 return call()
         except StoreError as exc:
             if not not_loaded(exc.__cause__):

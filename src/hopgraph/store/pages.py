@@ -18,6 +18,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from pymilvus import MilvusClient
@@ -29,16 +30,33 @@ PAGE = 16384  # rows per query-iterator page: pymilvus allows no more; Lite resc
 MIN_PAGE = 64  # the smallest page a scan shrinks to when a reply is over the gRPC limit
 _NOT_LOADED = 101  # Milvus's (and Milvus Lite's) code for a read of a collection not loaded
 _reading = threading.local()  # whether this thread is reading a page here
+_reloading = threading.local()  # whether a refusal as not loaded is handled (`reloadable`)
 
 
 class _Handled(logging.Filter):
-    """Drops pymilvus's ERROR record of a page over the reply limit read by `pages`."""
+    """Drops pymilvus's ERROR record of a failure the caller recovers from: a page over the
+    reply limit read by `pages`, or a read refused as not loaded within `reloadable`."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        return not (getattr(_reading, "on", False) and "larger than max" in record.getMessage())
+        if getattr(_reading, "on", False) and "larger than max" in record.getMessage():
+            return False
+        return not (getattr(_reloading, "on", False) and _refusal(record.getMessage()))
 
 
 logging.getLogger("pymilvus.decorators").addFilter(_Handled())
+
+
+@contextmanager
+def reloadable() -> Iterator[None]:
+    """Within: this thread loads a collection again and reads once more when a read is
+    refused as not loaded (`not_loaded`), so pymilvus's ERROR record of the refusal is
+    dropped. The read made again is not inside: its failure is logged."""
+    before = getattr(_reloading, "on", False)
+    _reloading.on = True
+    try:
+        yield
+    finally:
+        _reloading.on = before
 
 
 def scan(client: MilvusClient, collection: str, fields: list[str], consistency: str,
@@ -53,7 +71,14 @@ def scan(client: MilvusClient, collection: str, fields: list[str], consistency: 
     after: str | None = None
     while True:
         try:
-            for row in pages(client, collection, fields, page, after, consistency, condition):
+            with reloadable() if reload is not None else nullcontext():
+                rows = pages(client, collection, fields, page, after, consistency, condition)
+                first = next(rows, None)  # the page a refusal as not loaded comes with
+            if first is None:
+                return
+            after = first["id"]
+            yield first
+            for row in rows:
                 after = row["id"]
                 yield row
             return
@@ -109,6 +134,10 @@ def not_loaded(exc: BaseException | None) -> bool:
     """Whether Milvus refused a read because the collection is not loaded: released by
     another client, or (Milvus Lite) opened by two threads at once, when the second copy
     of the collection, never loaded, replaces the first."""
-    message = str(exc).lower()
-    return isinstance(exc, MilvusException) and (
-        exc.code == _NOT_LOADED or "not loaded" in message or "call load()" in message)
+    return isinstance(exc, MilvusException) and (exc.code == _NOT_LOADED
+                                                 or _refusal(str(exc)))
+
+
+def _refusal(message: str) -> bool:
+    message = message.lower()
+    return "not loaded" in message or "call load()" in message or "code=101," in message
