@@ -72,11 +72,13 @@ def sole_posts(chunks: list[Chunk]) -> dict[str, Triplet]:
             continue
         found[chunk.headings[-1]] = held
         holders.setdefault(held[1].lower(), set()).add(held[0])
-    if not found:
-        return {}
-    text = "\n".join(chunk.text.lower() for chunk in chunks)
+    sole = {post for post, people in holders.items() if len(people) == 1}
+    written: set[str] = set()
+    for chunk in chunks if sole else ():
+        text = chunk.text.lower()
+        written.update(post for post in sole - written if post in text)
     return {heading: Triplet(person, "is", post) for heading, (person, post) in found.items()
-            if len(holders[post.lower()]) == 1 and post.lower() in text}
+            if post.lower() in written}
 
 
 def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
