@@ -114,22 +114,101 @@ def same_table(line: str, following: str) -> bool:
     return _aligned(_columns(line), _columns(following))
 
 
+def _cut(lines: list[str]) -> list[list[tuple[int, str]]]:
+    return [_columns(line) if "  " in line.expandtabs(8).strip() else [] for line in lines]
+
+
+def _table_spans(cut: list[list[tuple[int, str]]]) -> list[tuple[int, int]]:
+    """(first, end) line numbers of each table laid out with spaces (`cut`: the lines'
+    cells)."""
+    spans = []
+    number = 0
+    while number < len(cut):
+        end = number + 1
+        while end < len(cut):
+            # a row goes on from the line above it, or from the one above a rule (a rule's
+            # dashes need not line up with the columns)
+            above = end - 2 if end - 1 > number and _is_rule(cut[end - 1]) else end - 1
+            if not (_aligned(cut[above], cut[end])
+                    or (_is_rule(cut[end]) and end + 1 < len(cut)
+                        and _aligned(cut[end - 1], cut[end + 1]))):
+                break
+            end += 1
+        if end - number >= 2:
+            spans.append((number, end))
+        number = end
+    return spans
+
+
 def _spaced_tables(lines: list[str]) -> dict[int, Table | None]:
     """The lines that belong to tables laid out with spaces: line number -> its table (None
     for the header and the rule under it, which are read as the table's header)."""
-    cut = [_columns(line) if "  " in line.expandtabs(8).strip() else [] for line in lines]
+    cut = _cut(lines)
     found: dict[int, Table | None] = {}
-    number = 0
-    while number < len(lines):
-        end = number + 1
-        while end < len(lines) and (_aligned(cut[end - 1], cut[end])
-                                    or (_is_rule(cut[end]) and end + 1 < len(lines)
-                                        and _aligned(cut[end - 1], cut[end + 1]))):
-            end += 1
-        if end - number >= 2:
-            found.update(_spaced_table(lines, cut, number, end))
-        number = end
+    for first, end in _table_spans(cut):
+        found.update(_spaced_table(lines, cut, first, end))
     return found
+
+
+Cells = list[list[tuple[int, str]]]  # a row's cells by column: (offset in its line, text)
+
+
+@dataclass
+class SpacedRow:
+    """A line of a table laid out with spaces, as a Markdown table holds it: its cells by
+    column (`header`: the table's header row), or no cells for a rule of dashes."""
+
+    cells: Cells | None
+    header: bool = False
+
+
+def spaced_rows(lines: list[str]) -> dict[int, SpacedRow]:
+    """The lines of the tables laid out with spaces that have a header row (`has_header`),
+    cut into columns as `_spaced_table` cuts them, each piece with where it is in its line.
+
+    A table laid out with spaces is cut into chunks between its lines like any text, so a
+    row would go without its header: "F205 | has | HUL" where the header says that HUL is
+    the van's depot. As a Markdown table it is chunked as one: a row a piece, under its
+    header. A table whose cells cannot be found in their lines again (a tab inside one) is
+    left as it is."""
+    cut = _cut(lines)
+    found: dict[int, SpacedRow] = {}
+    for first, end in _table_spans(cut):
+        rows = [n for n in range(first, end) if not _is_rule(cut[n])]
+        if not has_header([[cell for _, cell in cut[n]] for n in rows]):
+            continue
+        starts = [start for start, _ in cut[rows[0]]]
+        table: dict[int, SpacedRow] = {}
+        for n in range(first, end):
+            placed = _placed(lines[n], cut[n])
+            if placed is None:
+                break
+            if n not in rows:
+                table[n] = SpacedRow(None)
+                continue
+            cells: Cells = [[] for _ in starts]
+            for (start, _), piece in zip(cut[n], placed, strict=True):
+                cells[max([i for i, s in enumerate(starts) if s <= start + 1] or [0])].append(
+                    piece)
+            table[n] = SpacedRow(cells, header=n == rows[0])
+        else:
+            found.update(table)
+    return found
+
+
+def _placed(line: str, cells: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
+    """Each cell of a line with where it is in the line itself (tabs not expanded), or None
+    if one cannot be found there."""
+    if "\t" not in line:
+        return cells
+    placed, at = [], 0
+    for _, cell in cells:
+        where = line.find(cell, at)
+        if where < 0:
+            return None
+        placed.append((where, cell))
+        at = where + len(cell)
+    return placed
 
 
 def _is_rule(cells: list[tuple[int, str]]) -> bool:

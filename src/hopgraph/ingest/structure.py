@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from hopgraph.ingest.fields import same_table
+from hopgraph.ingest.fields import same_table, spaced_rows
 from hopgraph.ingest.heading_names import heading_entity, names_something
 from hopgraph.ingest.lines import (
     all_caps,
@@ -328,7 +328,7 @@ def _paragraphs(rows: list[_Row]) -> list[_Paragraph]:
     wrapped line), a Markdown table's rows apart."""
     found: list[_Paragraph] = []
     table = False
-    for row in rows:
+    for row in _spaced_as_markdown(rows):
         is_table = bool(_TABLE_LINE.match(row.text))
         if found and is_table == table:
             last = found[-1]
@@ -339,3 +339,32 @@ def _paragraphs(rows: list[_Row]) -> list[_Paragraph]:
             found.append(_Paragraph(row.text, row.runs))
         table = is_table
     return found
+
+
+def _spaced_as_markdown(rows: list[_Row]) -> list[_Row]:
+    """The rows, a table laid out with spaces under a header row written as a Markdown
+    table (`fields.spaced_rows`): chunked and read like one, each row under its header.
+    Each cell's text keeps where it lies in the document; the bars and the rule do not."""
+    spaced = spaced_rows([row.text for row in rows])
+    if not spaced:
+        return rows
+    written: list[_Row] = []
+    for number, row in enumerate(rows):
+        line = spaced.get(number)
+        if line is None:
+            written.append(row)
+            continue
+        if line.cells is None:
+            continue  # the rule of dashes: Markdown's goes under the header
+        at = Placed(row.runs)
+        text, runs = "|", []
+        for pieces in line.cells:
+            for offset, piece in pieces:
+                text += " "
+                runs.append((len(text), at.start(offset), len(piece)))
+                text += piece
+            text += " |"
+        written.append(_Row(tuple(runs), text))
+        if line.header:
+            written.append(_Row((), "|" + "---|" * len(line.cells)))
+    return written
