@@ -37,6 +37,12 @@ def test_a_legal_form_ends_a_name_and_is_not_part_of_it() -> None:
     assert names("Keller Polymers B.V. supplies Line 3.") == ["Keller Polymers", "Line 3"]
 
 
+def test_a_number_that_opens_a_hyphened_word_is_not_part_of_the_name_before_it() -> None:
+    assert names("Colin rang the Pryce & Lomax Refrigeration 24-hour line.")[-1] == \
+        "Pryce & Lomax Refrigeration"
+    assert names("Keller Polymers supplies Line 3.")[-1] == "Line 3"
+
+
 def test_a_date_is_not_glued_to_the_word_before_it() -> None:
     assert names("Closed 12 September 2025 by Grace Whitlow.")[1:] == [
         "12 September 2025", "Grace Whitlow"]

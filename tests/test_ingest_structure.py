@@ -369,3 +369,23 @@ def test_a_table_laid_out_with_tabs_keeps_where_each_cell_is() -> None:
     assert spaced_rows(table)[1].cells == [[(0, "HP-310")], [(8, "Orrin_T & Tate")],
                                            [(26, "112")]]
     assert spaced_rows([table[0], table[1].replace("T & ", "T\t& "), table[2]]) == {}
+
+
+def test_a_dateline_under_the_title_is_text_not_a_heading_over_every_section() -> None:
+    text = ("BRACKENRIDGE HOMES - COMPLAINT CASE RECORD\n"
+            "Printed from HomeBase 7 on 28/10/2025 by J.HAIGH\n\n"
+            "Case ref: CMP-2025-0318\nCase officer: Joanne Haigh\n\n"
+            "SUMMARY OF COMPLAINT\nMrs Doyle says she first reported black mould in the back\n"
+            "bedroom in November 2024 and was told to open the windows and wipe it down.\n")
+    found = sections(Document("c.txt", text, "txt"))
+    assert {s.headings for s in found if s.paragraphs} == {
+        ("BRACKENRIDGE HOMES - COMPLAINT CASE RECORD",),
+        ("BRACKENRIDGE HOMES - COMPLAINT CASE RECORD", "SUMMARY OF COMPLAINT")}
+    assert "Printed from HomeBase 7 on 28/10/2025 by J.HAIGH" in found[0].paragraphs
+    # the first line is the title even with a date in it
+    notes = sections(Document("n.txt", (
+        "CALL NOTES - 20 May 2025\nBeacon Fire Systems\n\n"
+        "Supplier: Beacon Fire Systems Ltd\nContact: Owen Marsh\n"
+        "Owen said the panel firmware will be updated across all of the sites by the\n"
+        "end of June, and that he will send the schedule to the contracts manager.\n"), "txt"))
+    assert notes[0].headings == ("CALL NOTES - 20 May 2025", "Beacon Fire Systems")

@@ -149,6 +149,21 @@ def heading_line(line: str) -> bool:
     return (line[:1].isupper() or line[:1].isdigit()) and not list_item(line)
 
 
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+          r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)")
+_DATED = re.compile(rf"(?<![\w/])(?:\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|\d{{1,2}}[:.]\d{{2}}\s*[ap]m"
+                    rf"|\d{{1,2}}:\d{{2}}|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}\.?\s+\d{{4}}"
+                    rf"|{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?,\s*\d{{4}})(?![\w/])", re.I)
+
+
+def dated(line: str) -> bool:
+    """Whether a line gives a day or a time ("Printed 20/03/2025", "Thursday 22 May 2025,
+    6.30pm", "Exported from TransPlan 06/05/2025 09:12 by slund"): a document's dateline,
+    not a line of its title ("Annual Report 2024", "Quality review, July 2025" give
+    neither)."""
+    return _DATED.search(line) is not None
+
+
 def strong_heading(line: str) -> bool:
     """A heading that says it is one by its form, wherever it stands: numbered with a point
     or a word ("2. SCOPE", "3.2 Responsibilities", "Section 4 – Fees") or in capitals

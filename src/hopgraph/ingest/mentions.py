@@ -198,6 +198,9 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
             if rules.codes and is_code(tokens[j]) and not is_code(tokens[i]):
                 break  # "Incident IR-2322": the code is the name
             j += step
+        if j - i > 1 and spacing is not None and j < n and spacing[j] == "-" \
+                and is_number(tokens[j - 1]) and tokens[j][:1].islower():
+            j -= 1  # "Refrigeration 24-hour line": the number is the compound's, not the name's
         if j - i >= 3 and value.lower() in HONORIFICS and all(map(is_cap, tokens[i + 1:j])):
             i += 1  # "Mr Owen Pryce" is the Owen Pryce other lines write; "Mr Bean" stays
         text = written(tokens, spacing, i, j)

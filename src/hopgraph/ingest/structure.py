@@ -27,6 +27,7 @@ from hopgraph.ingest.fields import same_table, spaced_rows
 from hopgraph.ingest.heading_names import heading_entity, names_something
 from hopgraph.ingest.lines import (
     all_caps,
+    dated,
     ends_sentence,
     heading_line,
     join_wrapped,
@@ -240,8 +241,12 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
         last = number + 1 == len(blocks)
         title = _title_lines(rows) if number == 0 and not outline.title else 0
         if title and (title < len(rows) or not last):
-            outline.title = tuple(row.text for row in rows[:title])
+            # a dateline under its first line ("Printed 20/03/2025", "Thursday 22 May 2025,
+            # 6.30pm") is the first section's text, not a title over every section
+            heads = rows[:1] + [row for row in rows[1:title] if not dated(row.text)]
+            outline.title = tuple(row.text for row in heads)
             outline.found[0] = Section(outline.title, named=title == 1)
+            outline.add([row for row in rows[:title] if row not in heads])
             rows = rows[title:]
         run: list[_Row] = []
         after = blocks[number + 1][0].text if not last and blocks[number + 1] else ""
