@@ -126,6 +126,16 @@ def test_without_a_title_a_pronoun_is_the_last_named_subject() -> None:
     assert none == set()  # no one to attach it to: nothing made up
 
 
+def test_after_a_blank_line_the_noun_is_a_new_thing_a_pronoun_still_the_subject() -> None:
+    found = as_tuples(extract(None, "Dunmore Recycling was added in May 2025.\n\nThe heating "
+                              "plates HP-310 and HP-410 are not interchangeable."))
+    assert not any(s == "Dunmore Recycling" and o.startswith("HP-") for s, _, o in found)
+    assert ("Keller Polymers", "also makes", "PR-60") in as_tuples(extract(
+        None, "Keller Polymers supplies RB-118 flake.\n\nIt also makes PR-60 granulate."))
+    assert ("Keller Polymers", "company also makes", "PR-60") in as_tuples(extract(
+        None, "Keller Polymers supplies RB-118 flake. The company also makes PR-60 granulate."))
+
+
 def test_a_capitalized_common_word_opening_a_sentence_is_not_a_name() -> None:
     text = "Staff meet Ingrid Solberg on Fridays. Our staff includes Tomas Berg."
     found = as_tuples(extract(None, text))

@@ -122,9 +122,24 @@ def prose_sentences(layout: fields.Layout | str, rules: Rules) -> list[list[tupl
     """The sentences the extractor reads in a text's prose, as (spacing, token) pairs. A line
     break left in the text separates items (a list, names in a column): each line is read on
     its own, so no sentence, pair or name runs from one item into the next."""
+    return [sentence for sentence, _ in _prose(layout, rules)]
+
+
+def _prose(layout: fields.Layout | str, rules: Rules
+           ) -> list[tuple[list[tuple[str, str]], bool]]:
+    """`prose_sentences`, each with whether it opens a paragraph (a blank line before it)."""
     if isinstance(layout, str):
         layout = _layout(layout, rules)
-    return sentences_of([_DATELINE.sub("", line, count=1) for line in layout.prose], rules)
+    found: list[tuple[list[tuple[str, str]], bool]] = []
+    opening = True
+    for line in layout.prose:
+        if not line.strip():
+            opening = True
+            continue
+        for sentence in sentences_of([_DATELINE.sub("", line, count=1)], rules):
+            found.append((sentence, opening))
+            opening = False
+    return found
 
 
 def _sentence_mentions(tokens: list[str], rules: Rules, spacing: list[str]) -> list[Mention]:
@@ -167,7 +182,8 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     layout = _layout(text, rules)
     triplets: list[Triplet] = []
     triplets.extend(layout_triplets(layout, title, rules, vocabulary))
-    analyzed = prose_sentences(layout, rules)
+    read = _prose(layout, rules)
+    analyzed = [sentence for sentence, _ in read]
     sentences = [[value for _, value in sentence] for sentence in analyzed]
     report.sentences += len(sentences)
     found = [joined(tokens, _drop_common(
@@ -176,7 +192,7 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
              for tokens, sentence in zip(sentences, analyzed, strict=True)]
     names = surnames({m.text for ms in found for m in ms}) if rules.surnames else {}
     topic: str | None = None
-    for tokens, sentence_mentions in zip(sentences, found, strict=True):
+    for tokens, sentence_mentions, (_, opening) in zip(sentences, found, read, strict=True):
         resolved = [names.get(m.text, m.text) for m in sentence_mentions]
         subject = _subject(tokens, sentence_mentions)
         subject_name = None if subject is None else names.get(subject.text, subject.text)
@@ -199,6 +215,9 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
         if rules.pairs:
             chain = list(zip(sentence_mentions, resolved, strict=True))
             head = title if title is not None else (topic if rules.topic else None)
+            if title is None and opening and tokens[0].lower() == "the":
+                head = None  # "The heating plates..." after a blank line: a new thing, not
+                # the name the last paragraph was about (a pronoun still refers back)
             if rules.title and head is not None and _refers_to_title(tokens):
                 chain.insert(0, (Mention(head, 0, 1), head))
             for (left, left_name), (right, right_name) in pairwise(chain):
