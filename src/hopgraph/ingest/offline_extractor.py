@@ -16,7 +16,8 @@ Rules (the ablation in docs/extraction.md measures each):
   designed by ...") is about that name: the words before its other mentions are that name's
   predicate, not the title's (the title is linked to them as "mentions");
 - "topic": with no title (a section headed "Staff profiles"), a sentence opening with a
-  pronoun or "The <noun>" is about the name the last sentence opened with;
+  pronoun or "The <noun>" is about the name the last sentence opened with ("The <noun>"
+  after a blank line is not);
 - "common words": a capitalized word opening a sentence, which the document also writes in
   lower case ("Staff meet on Fridays" beside "our staff"), is not a mention;
 - a dateline opening a text (`LONDON, 3 June 2025 -`) is not read as names;
