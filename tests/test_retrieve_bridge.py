@@ -130,6 +130,28 @@ def test_bridges_are_chosen_by_the_path_through_them() -> None:
     assert finder.by_path(proposals, {}, limit=2) == proposals
 
 
+def test_a_who_question_prefers_a_person_as_its_bridge() -> None:
+    graph = make_graph([
+        ("HS-2025-014", "job ref", "JB-41377", ["p1"]),
+        ("HS-2025-014", "permit issued by", "Sanjay Mistry", ["p1"]),
+    ])
+    job = Probe(idx(graph, "JB-41377"), "q JB-41377", 0.70,
+                rel(graph, "HS-2025-014", "job ref", "JB-41377"))
+    person = Probe(idx(graph, "Sanjay Mistry"), "q Sanjay Mistry", 0.65,
+                   rel(graph, "HS-2025-014", "permit issued by", "Sanjay Mistry"))
+    linked = {idx(graph, "HS-2025-014")}
+    who = BridgeFinder(graph, "Who issued the permit for the job of HS-2025-014, and where "
+                       "did he work before?", linked)
+    assert who.by_path([job, person], {}, limit=1) == [person]
+    assert who.by_path([job, person], {}, limit=1)[0].confidence == 0.65  # it only chooses
+    which = BridgeFinder(graph, "Which job was HS-2025-014 part of, and who issued its "
+                         "permit?", linked)
+    assert which.by_path([job, person], {}, limit=1) == [job]
+    # asking only who, the question goes through something else (an association, a job)
+    only = BridgeFinder(graph, "Who issued the permit for the job of HS-2025-014?", linked)
+    assert only.by_path([job, person], {}, limit=1) == [job]
+
+
 def test_merge_keeps_each_passages_best_score_with_offset_and_boost() -> None:
     sure = Probe(entity=1, text="q A", confidence=0.9, relation=0)
     unsure = Probe(entity=2, text="q B", confidence=0.6, relation=1)

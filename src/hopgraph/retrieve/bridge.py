@@ -38,6 +38,7 @@ from rapidfuzz import fuzz
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import normalize
 from hopgraph.ingest.mentions import is_code
+from hopgraph.ingest.roles import person_like
 
 RELATION_POOL = 20  # K: relations taken from the question's relation search
 BRIDGES = 2  # B: bridge entities re-queried (at least; `bridge_count`)
@@ -53,6 +54,7 @@ NAMED_CUTOFF = 90.0  # partial fuzzy ratio at which a name counts as already in 
 COMMON_SHARE = 0.3  # share of the passages from which a named entity is the folder's own
 OWN_NAME_SHARE = 0.15  # share from which a named entity's longer names are not bridges
 MIN_WORDS_LEFT = 3  # words a question must keep for its common names to be left out
+PERSON_BONUS = 0.1  # path score of a person-like proposal when the question asks "Who ..., and"
 
 _DATE_OR_NUMBER = re.compile(
     r"^[\d\s,.\-–/]*((jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
@@ -61,6 +63,8 @@ _DATE_OR_NUMBER = re.compile(
 
 
 _FAMILY = re.compile(r"^[A-Za-z]+")
+# "Who ..., and ...": a question that asks who, then asks on (about that person)
+_WHO = re.compile(r"^\W*who(?:se|m)?\b.*,\s+and\b", re.IGNORECASE)
 
 
 def code_family(name: str) -> str | None:
@@ -211,11 +215,22 @@ class BridgeFinder:
         relation does; a hub reached through a relation that merely repeats the question's
         words has no such onward fact. The probe keeps its own confidence: the path score only
         chooses.
+
+        A question that asks who, and then asks on ("Who issued the permit for the job of
+        HS-2025-014, and where did he work before?"), goes through that person: a
+        person-like proposal (two to four capitalized words, no digit: `roles.person_like`)
+        gets PERSON_BONUS. Asking only who ("Who was the first president of the association
+        that published ...?"), the question goes through something else (the association),
+        which the same words may name ("American Psychological Association").
         """
         limit = BRIDGES if limit is None else limit
-        ranked = sorted(proposals, key=lambda p: -(p.confidence
-                                                   + ONWARD_WEIGHT * onward.get(p.entity, 0.0)))
-        return ranked[:limit]
+        person = PERSON_BONUS if _WHO.match(self.question) else 0.0
+
+        def path(p: Probe) -> float:
+            own = person if person and person_like(self.graph.entity_names[p.entity]) else 0.0
+            return p.confidence + ONWARD_WEIGHT * onward.get(p.entity, 0.0) + own
+
+        return sorted(proposals, key=lambda p: -path(p))[:limit]
 
     def chain_candidates(self, first: Probe, rels: np.ndarray, scores: np.ndarray,
                          taken: set[int], inner: set[int]) -> list[tuple[int, float, int]]:
