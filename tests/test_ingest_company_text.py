@@ -253,3 +253,23 @@ def test_a_postcode_is_neither_a_name_nor_part_of_its_town() -> None:
     assert names("It moved to Harrowgate House, Wetherby LS22 7DN or Wrenfield WR4 6HC.") == [
         "Harrowgate House", "Wetherby", "Wrenfield"]
     assert names("The M62 and the A1 meet near CH3 and Line 3.") == ["M62", "A1", "CH3", "Line 3"]
+
+
+def test_a_legend_says_what_an_exports_codes_stand_for() -> None:
+    from hopgraph.ingest.documents import chunk_documents
+    from hopgraph.ingest.offline_records import extract_chunks
+    from hopgraph.ingest.reading import Document
+
+    text = ("FLEET LIST\nDepot codes: LEE = Leeds, HUL = Hull, DON = Doncaster\n\n"
+            "Fleet  Reg        Depot  Ownership\n"
+            "F204   YB19 RTO   LEE    Owned\n"
+            "F205   YB19 RTU   HUL    Wharfedale lease WTR-5610\n")
+    load, _ = extract_chunks(chunk_documents([Document("fleet.txt", text, "txt")]))
+    triplets = {t for record in load.records for t in record.triplets}
+    assert Triplet("HUL", "depot codes", "Hull") in triplets  # the code stays a name to find
+    assert Triplet("F205", "depot", "Hull") in triplets  # the rows say what it stands for
+    assert not any("=" in t.subject or "=" in t.object for t in triplets)
+    # a legend of words (not names) relates nothing, and one entry is no legend
+    assert extract(None, "Tenure: SR = social rent, AR = affordable rent") == []
+    assert Triplet("Keller Polymers", "supplies", "RB-118") in extract(
+        "Keller Polymers", "Supplier: Keller Polymers\nSupplies: RB-118")

@@ -43,6 +43,21 @@ _REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|sv|tr|wg)\s*(?:\[\d+\])?\s*:
                            re.I)
 
 
+_LEGEND_ENTRY = re.compile(r"^\s*(?P<code>[A-Z][A-Z0-9+/&-]{1,9})\s*=\s*(?P<meaning>\S.*?)[.\s]*$")
+
+
+def legend(value: str) -> list[tuple[str, str]]:
+    """The entries of a value that is a legend: a code in capitals (two characters or more)
+    and what it stands for, two entries or more and nothing else ("LEE = Leeds, HUL = Hull,
+    DON = Doncaster"); [] for any other value. An export writes its codes in its rows and
+    what they stand for once, under a key ("Depot codes:", "Ctr:")."""
+    parts = [part for part in re.split(r"[;,]", value) if part.strip()]
+    entries = [found for part in parts if (found := _LEGEND_ENTRY.match(part))]
+    if len(entries) < 2 or len(entries) != len(parts):
+        return []
+    return [(found.group("code"), found.group("meaning")) for found in entries]
+
+
 def bare_subject(subject: str) -> str:
     """An e-mail's subject without the "RE:", "FW:", "Fwd:" (…) a reply or a forward puts
     before it."""
@@ -300,4 +315,6 @@ def split(text: str) -> Layout:
             continue
         record = None
         layout.prose.append(line)
+    # a legend's value is no sentence: "SR = social rent, AR = ..." relates SR to AR
+    layout.prose = ["" if legend(line) else line for line in layout.prose]
     return layout

@@ -132,7 +132,10 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
         if first is not None:
             subject = first
         for key, value in record.fields:
-            if is_code(key):  # "CA-2025-021: Orrin & Tate adds annealing ...": about the code
+            if entries := fields.legend(value):  # "Depot codes: LEE = Leeds, HUL = Hull"
+                triplets.extend(Triplet(code, key.lower(), meaning) for code, meaning
+                                in entries if meaning[:1].isupper())
+            elif is_code(key):  # "CA-2025-021: Orrin & Tate adds annealing ...": about the code
                 triplets.extend(Triplet(key, "concerns", name)
                                 for name in names_in(value, rules, vocabulary) if name != key)
             elif subject is not None:

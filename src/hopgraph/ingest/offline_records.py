@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 
-from hopgraph.ingest import spacy_names
+from hopgraph.ingest import fields, spacy_names
 from hopgraph.ingest.documents import Chunk
 from hopgraph.ingest.heading_names import heading_post
 from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, vocabulary_of
@@ -81,6 +81,31 @@ def sole_posts(chunks: list[Chunk]) -> dict[str, Triplet]:
             if post.lower() in written}
 
 
+def legends(chunks: list[Chunk]) -> dict[str, dict[str, str]]:
+    """Each document's legend, the codes its key–value lines say what they stand for
+    ("Depot codes: LEE = Leeds, HUL = Hull"), each to the name it stands for (a name: a
+    capital first; "SR = social rent" is not one)."""
+    found: dict[str, dict[str, str]] = {}
+    for chunk in chunks:
+        for record in fields.split(chunk.text).records:
+            for _, value in record.fields:
+                found.setdefault(chunk.doc, {}).update(
+                    (code, meaning) for code, meaning in fields.legend(value)
+                    if meaning[:1].isupper())
+    return {doc: codes for doc, codes in found.items() if codes}
+
+
+def _decoded(triplets: list[Triplet], codes: dict[str, str]) -> list[Triplet]:
+    """The triplets with each code of the document's legend written as what it stands for
+    (`F205 | depot | Hull`, not `HUL`: the register of depots names Hull), but for the
+    legend's own facts (`HUL | depot codes | Hull`), which keep the code a name to find."""
+    if not codes:
+        return triplets
+    return [t if codes.get(t.subject) == t.object else
+            Triplet(codes.get(t.subject, t.subject), t.predicate, codes.get(t.object, t.object))
+            for t in triplets]
+
+
 def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
                    progress: Callable[[str, int, int], None] | None = None
                    ) -> tuple[LoadReport, OfflineReport]:
@@ -94,10 +119,12 @@ def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
     vocabulary = vocabulary_of(chunk.text for chunk in chunks)  # the whole ingest's
     spacy_names.prefetch((chunk.text for chunk in chunks), rules or Rules())
     posts = sole_posts(chunks)
+    codes = legends(chunks)
     for done, chunk in enumerate(chunks):
         if progress is not None and done % PROGRESS_EVERY == 0:
             progress("extract", done, len(chunks))
-        triplets = extract(chunk.title, chunk.text, rules, stats, vocabulary)
+        triplets = _decoded(extract(chunk.title, chunk.text, rules, stats, vocabulary),
+                            codes.get(chunk.doc, {}))
         if chunk.headings and chunk.headings[-1] in posts:
             triplets.append(posts[chunk.headings[-1]])
         load.records.append(PassageRecord(
