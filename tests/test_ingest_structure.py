@@ -369,6 +369,7 @@ def test_a_table_laid_out_with_tabs_keeps_where_each_cell_is() -> None:
     assert spaced_rows(table)[1].cells == [[(0, "HP-310")], [(8, "Orrin_T & Tate")],
                                            [(26, "112")]]
     assert spaced_rows([table[0], table[1].replace("T & ", "T\t& "), table[2]]) == {}
+    assert spaced_rows([table[0], table[1].replace("&", "|"), table[2]]) == {}  # a bar
 
 
 def test_a_dateline_under_the_title_is_text_not_a_heading_over_every_section() -> None:

@@ -184,8 +184,8 @@ def spaced_rows(lines: list[str]) -> dict[int, SpacedRow]:
     A table laid out with spaces is cut into chunks between its lines like any text, so a
     row would go without its header: "F205 | has | HUL" where the header says that HUL is
     the van's depot. As a Markdown table it is chunked as one: a row a piece, under its
-    header. A table whose cells cannot be found in their lines again (a tab inside one) is
-    left as it is."""
+    header. A table whose cells cannot be found in their lines again (a tab inside one), or
+    that holds a bar, is left as it is."""
     cut = _cut(lines)
     found: dict[int, SpacedRow] = {}
     for first, end in _table_spans(cut):
@@ -196,8 +196,8 @@ def spaced_rows(lines: list[str]) -> dict[int, SpacedRow]:
         table: dict[int, SpacedRow] = {}
         for n in range(first, end):
             placed = _placed(lines[n], cut[n])
-            if placed is None:
-                break
+            if placed is None or any("|" in cell for _, cell in placed):
+                break  # (a bar inside a cell would cut it in two as Markdown)
             if n not in rows:
                 table[n] = SpacedRow(None)
                 continue

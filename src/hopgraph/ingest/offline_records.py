@@ -87,6 +87,8 @@ def legends(chunks: list[Chunk]) -> dict[str, dict[str, str]]:
     capital first; "SR = social rent" is not one)."""
     found: dict[str, dict[str, str]] = {}
     for chunk in chunks:
+        if "=" not in chunk.text:
+            continue  # (no legend: the layout is not read twice)
         for record in fields.split(chunk.text).records:
             for _, value in record.fields:
                 found.setdefault(chunk.doc, {}).update(
