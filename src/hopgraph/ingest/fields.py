@@ -203,8 +203,7 @@ def spaced_rows(lines: list[str]) -> dict[int, SpacedRow]:
                 continue
             cells: Cells = [[] for _ in starts]
             for (start, _), piece in zip(cut[n], placed, strict=True):
-                cells[max([i for i, s in enumerate(starts) if s <= start + 1] or [0])].append(
-                    piece)
+                cells[_column(starts, start)].append(piece)
             table[n] = SpacedRow(cells, header=n == rows[0])
         else:
             found.update(table)
@@ -226,6 +225,12 @@ def _placed(line: str, cells: list[tuple[int, str]]) -> list[tuple[int, str]] | 
     return placed
 
 
+def _column(starts: list[int], start: int) -> int:
+    """The column a cell starting at `start` is under: the last that starts at or just
+    before it (`starts`: the header's cells' starts)."""
+    return max([i for i, s in enumerate(starts) if s <= start + 1] or [0])
+
+
 def _is_rule(cells: list[tuple[int, str]]) -> bool:
     return bool(cells) and all(_RULE_CELL.match(cell) for _, cell in cells)
 
@@ -242,7 +247,7 @@ def _spaced_table(lines: list[str], cut: list[list[tuple[int, str]]], first: int
     for n in rows[1:] if header else rows:
         row = [""] * len(starts)
         for start, cell in cut[n]:
-            column = max([i for i, s in enumerate(starts) if s <= start + 1] or [0])
+            column = _column(starts, start)
             row[column] = f"{row[column]} {cell}".strip()
         table.rows.append(row)
         found[n] = table
@@ -316,5 +321,5 @@ def split(text: str) -> Layout:
         record = None
         layout.prose.append(line)
     # a legend's value is no sentence: "SR = social rent, AR = ..." relates SR to AR
-    layout.prose = ["" if legend(line) else line for line in layout.prose]
+    layout.prose = ["" if "=" in line and legend(line) else line for line in layout.prose]
     return layout
