@@ -255,18 +255,27 @@ def test_relations_about_another_code_of_a_named_family_are_left_out() -> None:
 
 def test_names_found_all_over_the_passages_are_left_out_of_the_relation_question() -> None:
     question = "Under which contract does Ashby Vale buy the flake whose lot caused IR-2330?"
-    common = bridge.COMMON_SHARE
-    kept = bridge.without_common_names(question, [("Ashby Vale", common), ("IR-2330", 0.05)])
+    kept = bridge.without_common_names(question, ["Ashby Vale"])
     assert kept == "Under which contract does buy the flake whose lot caused IR-2330?"
-    # Below the share, or with too few words left, the question is kept whole.
-    assert bridge.without_common_names(question, [("Ashby Vale", common - 0.01)]) == question
-    assert bridge.without_common_names("Who owns Ashby Vale?", [("Ashby Vale", 0.9)]) == (
+    # With no common name, or too few words left, the question is kept whole.
+    assert bridge.without_common_names(question, []) == question
+    assert bridge.without_common_names("Who owns Ashby Vale?", ["Ashby Vale"]) == (
         "Who owns Ashby Vale?")
     # The matched text, case aside; the longer of two overlapping names first.
     assert bridge.without_common_names(
         "Where is ashby vale's Coalville site, and who runs it?",
-        [("Ashby Vale", 0.6), ("ashby vale's Coalville", 0.4)],
+        ["Ashby Vale", "ashby vale's Coalville"],
     ) == "Where is site, and who runs it?"
+
+
+def test_a_common_name_is_in_a_share_of_the_passages_and_in_enough_of_them() -> None:
+    share, least = bridge.COMMON_SHARE, bridge.MIN_COMMON_PASSAGES
+    big = 4 * least  # passages enough for the share to decide
+    assert bridge.common_names([share, share - 0.01, 0.9, 0.0], int(big / share)) == [
+        True, False, True, False]
+    # A small folder names its subject in every other passage: nothing is common there.
+    assert bridge.common_names([0.5, 1.0], least - 1) == [False, False]
+    assert bridge.common_names([1.0], least) == [True]
 
 
 def test_a_question_naming_two_entities_gets_a_third_bridge() -> None:

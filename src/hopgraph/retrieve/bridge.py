@@ -51,7 +51,8 @@ ANCHOR_BONUS = 0.5  # ALPHA: bonus / |passages of the linked anchor|
 BRIDGE_BOOST = 0.05  # BETA: added to passages of the bridge's own relations
 CONFIDENCE_SLOPE = 1.0  # GAMMA: probe penalty per unit of confidence below the best probe
 NAMED_CUTOFF = 90.0  # partial fuzzy ratio at which a name counts as already in the question
-COMMON_SHARE = 0.3  # share of the passages from which a named entity is the folder's own
+COMMON_SHARE = 0.15  # share of the passages from which a named entity is the folder's own
+MIN_COMMON_PASSAGES = 10  # and passages: in a small folder no name is that common
 OWN_NAME_SHARE = 0.15  # share from which a named entity's longer names are not bridges
 MIN_WORDS_LEFT = 3  # words a question must keep for its common names to be left out
 PERSON_BONUS = 0.1  # path score of a person-like proposal when the question asks "Who ..., and"
@@ -91,10 +92,18 @@ def without_other_codes(graph: KnowledgeGraph, scores: dict[int, float], linked:
             if not (other(int(graph.subjects[r])) or other(int(graph.objects[r])))}
 
 
-def without_common_names(question: str, named: list[tuple[str, float]]) -> str:
-    """The question as the relations are scored against it: without the names it names
-    (`named`: each name's text as matched in the question, and the largest share of the
-    passages that can hold it) found in at least COMMON_SHARE of the passages.
+def common_names(shares: list[float], passages: int) -> list[bool]:
+    """Which of the question's names (`shares`: the share of the `passages` that can hold
+    each) are the folder's own: found in at least COMMON_SHARE of the passages, and in
+    MIN_COMMON_PASSAGES of them. Four passages about Euler name him in every other one;
+    that tells nothing of a folder, so a small folder has no common names."""
+    return [share >= COMMON_SHARE and share * passages >= MIN_COMMON_PASSAGES
+            for share in shares]
+
+
+def without_common_names(question: str, common: list[str]) -> str:
+    """The question as the relations are scored against it: without the `common` names it
+    names (each as matched in the question; `common_names`).
 
     A company's folder names the company (or its home town) in every other passage. An
     embedding model still leans on a name it sees in a question, so the relations that
@@ -103,7 +112,7 @@ def without_common_names(question: str, named: list[tuple[str, float]]) -> str:
     tells nothing about which fact is asked, as BM25's weight for it already says. The
     question is kept whole when too few words would be left to score anything by.
     """
-    common = [text for text, share in named if share >= COMMON_SHARE and text.strip()]
+    common = [text for text in common if text.strip()]
     if not common:
         return question
     pattern = re.compile("|".join(re.escape(t) for t in sorted(common, key=len, reverse=True)),

@@ -32,10 +32,17 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
     linked = {m.index for m in matches}
     with clock.stage("search_graph"):
         shares = ctx.search.name_shares([m.name for m in matches]) if matches else []
-        rvec = _relation_vector(ctx, question, qvec, matches, shares)
+        common = [m for m, is_common in zip(
+            matches, bridge.common_names(shares, len(graph.passage_ids)), strict=True)
+            if is_common]
+        rvec = _relation_vector(ctx, question, qvec, [m.matched for m in common])
         steps = fanout.Steps(graph, lambda n: ctx.search.relations(rvec, n)[0], ctx.fanout)
         scores = bridge.without_other_codes(graph, steps.best(bridge.RELATION_POOL), linked)
-        own = [r for r in steps.of(sorted(linked)).tolist() if r not in scores]
+        # the relations of the names the question names are candidates too, but not those
+        # of a common name: a company's own name has relations all over the folder, and
+        # they crowd out those of the fact asked about
+        uncommon = linked - {m.index for m in common}
+        own = [r for r in steps.of(sorted(uncommon)).tolist() if r not in scores]
         scores.update(ctx.search.score_relations(rvec, own))
     with clock.stage("bridges"):
         finder = bridge.BridgeFinder(graph, question, linked,
@@ -99,16 +106,12 @@ def with_lexical_hits(ctx: Context, vectors: np.ndarray, dense: list[dict[str, f
             for found, ids, scores in zip(dense, missing, scored, strict=True)]
 
 
-def _relation_vector(ctx: Context, question: str, qvec: np.ndarray,
-                     matches: list[EntityMatch], shares: list[float]) -> np.ndarray:
-    """The vector the relations are scored by: the question's, or, when it names a name
-    found all over the passages (`shares`: each match's share of the passages), that of
-    the question without it (`bridge.without_common_names`; one more embedding only
-    then)."""
-    if not matches:
-        return qvec
-    texts = [m.matched for m in matches]
-    kept = bridge.without_common_names(question, list(zip(texts, shares, strict=True)))
+def _relation_vector(ctx: Context, question: str, qvec: np.ndarray, common: list[str]
+                     ) -> np.ndarray:
+    """The vector the relations are scored by: the question's, or, when it names names
+    found all over the passages (`common`, as matched in the question), that of the
+    question without them (`bridge.without_common_names`; one more embedding only then)."""
+    kept = bridge.without_common_names(question, common)
     return qvec if kept == question else ctx.embedder.embed([kept])
 
 
