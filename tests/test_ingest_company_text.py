@@ -154,6 +154,28 @@ def test_a_table_row_relates_its_key_cell_to_each_cell_under_its_header() -> Non
                         Triplet("Vantor Films", "score", "88")]
 
 
+def test_a_row_keyed_by_its_place_in_the_table_carries_its_description() -> None:
+    # "A6" is the sixth row of many a table: its relations carry the row's longest cell,
+    # the words a question asks by ("the action on mobility scooters").
+    triplets = extract(None, "| Ref | Finding | Priority | Responsible |\n|---|---|---|---|\n"
+                       "| A6 | Mobility scooters stored and charged on the landings of floors "
+                       "1 and 6, and in the lobby outside the lift on floor 1 | Low | Housing "
+                       "Officer (Wrenfield North) |\n"
+                       "| 3.2 | Registration of subcontracted engineers not checked | High | "
+                       "Imran Qureshi |\n"
+                       "| Keller Polymers | Flake lots arrive without certificates | High | "
+                       "Priya Castell |\n")
+    scooters = "(mobility scooters stored and charged on the landings of floors 1 and 6, and in " \
+        "the)"  # its first 16 words
+    assert {Triplet("A6", f"{scooters} responsible", "Housing Officer (Wrenfield North)"),
+            Triplet("3.2", "(registration of subcontracted engineers not checked) responsible",
+                    "Imran Qureshi"),
+            # a row keyed by a name is asked by its name: no description
+            Triplet("Keller Polymers", "responsible", "Priya Castell")} <= set(triplets)
+    # the description's own cell is not described by itself
+    assert not [t for t in triplets if t.predicate.startswith("(") and "finding" in t.predicate]
+
+
 def test_a_record_is_about_the_name_before_its_first_comma() -> None:
     # The first value names the record's subject and then its place: the subject is the name.
     triplets = extract(None, "Supplier: Dunmore Recycling Ltd, Dundalk, County Louth\n"

@@ -17,6 +17,9 @@ from hopgraph.ingest.roles import job_title, person_like
 from hopgraph.records import Triplet
 
 MAX_VALUE_WORDS = 5
+DESCRIPTION_WORDS = 16  # words of a row's description its relations carry
+# A row's place in its table ("A6", "12", "3.2"), not a name used anywhere else
+_LOCAL_REFERENCE = re.compile(r"[A-Za-z]{0,2}\d{1,3}[a-z]?|\d+(?:\.\d+)+")
 
 
 def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
@@ -147,12 +150,38 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
             heads = _objects(row[0], rules, vocabulary) if row else []
             if len(heads) != 1:
                 continue
-            for header, cell in zip(table.header[1:], row[1:], strict=False):
+            described = _description(row)
+            for column, (header, cell) in enumerate(zip(table.header[1:], row[1:],
+                                                        strict=False), start=1):
                 predicate = header.lower().strip() or "has"
+                if described is not None and column != described[0]:
+                    predicate = f"({described[1]}) {predicate}"
                 triplets.extend(Triplet(heads[0], _predicate(predicate, role), name)
                                 for name, role in _objects_and_roles(cell, rules, vocabulary)
                                 if name != heads[0])
     return triplets + _signatures(layout.prose, rules, vocabulary)
+
+
+def _description(row: list[str]) -> tuple[int, str] | None:
+    """For a row keyed by a local reference (`_LOCAL_REFERENCE`), its description: the
+    column of its longest other cell of four words or more, and that cell's first
+    DESCRIPTION_WORDS words; None for any other row.
+
+    An action plan's row "A6 | Mobility scooters stored on the landings | Low | Housing
+    Officer" related as `A6 responsible Housing Officer` holds none of the words a question
+    asks by ("the action on mobility scooters"), and "A6" is the sixth row of many a table.
+    Its relations carry the description: `A6 (mobility scooters stored on the landings)
+    responsible Housing Officer`. A row keyed by a name or a code has the words it is
+    asked by in its key.
+    """
+    if not row or not _LOCAL_REFERENCE.fullmatch(row[0].strip()):
+        return None
+    cells = [(column, " ".join(cell.split())) for column, cell in enumerate(row)
+             if column and len(cell.split()) >= 4]
+    if not cells:
+        return None
+    column, text = max(cells, key=lambda found: len(found[1]))
+    return column, " ".join(text.split()[:DESCRIPTION_WORDS])
 
 
 def _signatures(lines: list[str], rules: Rules, vocabulary: Vocabulary) -> list[Triplet]:
