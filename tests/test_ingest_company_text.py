@@ -176,6 +176,20 @@ def test_a_row_keyed_by_its_place_in_the_table_carries_its_description() -> None
     assert not [t for t in triplets if t.predicate.startswith("(") and "finding" in t.predicate]
 
 
+def test_a_cells_first_word_capitalized_for_the_phrase_is_no_name() -> None:
+    table = ("| Job | Outcome | Engineer |\n|---|---|---|\n"
+             "| JB-1 | Could not gain access to the flat | Priya Castell |\n"
+             "| JB-2 | Keller to send the missing certificates | Priya Castell |\n"
+             "| JB-3 | PP bags split on the conveyor | Priya Castell |\n")
+    objects = {t.object for t in extract(None, table)}
+    assert "Could" not in objects
+    assert "PP" in objects  # an abbreviation is capitalized for what it is
+    assert "Keller" not in objects  # never capitalized inside a sentence here...
+    # ...but a name the texts write inside a sentence is one
+    objects = {t.object for t in extract(None, table + "\nThe flake was supplied by Keller.")}
+    assert "Keller" in objects
+
+
 def test_a_record_is_about_the_name_before_its_first_comma() -> None:
     # The first value names the record's subject and then its place: the subject is the name.
     triplets = extract(None, "Supplier: Dunmore Recycling Ltd, Dundalk, County Louth\n"

@@ -63,7 +63,7 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
             alone = None  # a row's "Responsible"): whoever holds it, other documents say
             continue
         found = len(objects)
-        names = names_in(part, rules, vocabulary)
+        names = _without_opener(part, names_in(part, rules, vocabulary), vocabulary)
         codes = [name for name in names if is_code(name)]
         values = [name for name in names if not is_code(name) and _VALUE.fullmatch(name)]
         others = [name for name in names if not is_code(name) and name not in values]
@@ -81,6 +81,22 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
     for name, role in objects:
         seen[name] = seen.get(name) or role
     return list(seen.items())
+
+
+def _without_opener(part: str, names: list[str], vocabulary: Vocabulary) -> list[str]:
+    """A value's or a cell's names, less its first word when that is capitalized only for
+    opening a phrase: a one-word name followed by a word in lower case, in a phrase of four
+    words or more, that the texts never capitalize inside a sentence ("Mobility scooters
+    stored on the landings", "Could not gain access": not "Keller to send the
+    certificates" where another document writes "supplied by Keller")."""
+    words = part.split()
+    if not names or len(words) < 4 or names[0] != words[0] or not words[1][:1].islower() \
+            or not _WORD.fullmatch(names[0]) or names[0] in vocabulary.named:
+        return names  # (a code or an abbreviation, "PP", "CH4–CH5", is no opener's capital)
+    return names[1:]
+
+
+_WORD = re.compile(r"[A-Z][a-z]+")  # a word capitalized, and nothing else
 
 
 # The last word of a job title ("Quality Manager", "lead auditor", "Head of Property
