@@ -95,8 +95,9 @@ def without_other_codes(graph: KnowledgeGraph, scores: dict[int, float], linked:
 def common_names(shares: list[float], passages: int) -> list[bool]:
     """Which of the question's names (`shares`: the share of the `passages` that can hold
     each) are the folder's own: found in at least COMMON_SHARE of the passages, and in
-    MIN_COMMON_PASSAGES of them. Four passages about Euler name him in every other one;
-    that tells nothing of a folder, so a small folder has no common names."""
+    MIN_COMMON_PASSAGES of them. In a small folder any name is in a large share of it
+    (Euler in two of the demo's four passages), and its relations are what a question
+    about it needs: such a folder has no common names."""
     return [share >= COMMON_SHARE and share * passages >= MIN_COMMON_PASSAGES
             for share in shares]
 
