@@ -58,6 +58,12 @@ def legend(value: str) -> list[tuple[str, str]]:
     return [(found.group("code"), found.group("meaning")) for found in entries]
 
 
+def coded_names(value: str) -> list[tuple[str, str]]:
+    """A legend's entries that stand for a name (a capital first: "HUL = Hull"; not "SR =
+    social rent"), each code with its name."""
+    return [(code, meaning) for code, meaning in legend(value) if meaning[:1].isupper()]
+
+
 def bare_subject(subject: str) -> str:
     """An e-mail's subject without the "RE:", "FW:", "Fwd:" (…) a reply or a forward puts
     before it."""

@@ -84,14 +84,14 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
 
 
 def _without_opener(part: str, names: list[str], vocabulary: Vocabulary) -> list[str]:
-    """A value's or a cell's names, less its first word when that is capitalized only for
-    opening a phrase: a one-word name followed by a word in lower case, in a phrase of four
-    words or more, that the texts never capitalize inside a sentence ("Mobility scooters
-    stored on the landings", "Could not gain access": not "Keller to send the
-    certificates" where another document writes "supplied by Keller")."""
+    """A value's or a cell's names, less its first word when that opens a phrase of four
+    words or more, the next in lower case, and is capitalized for grammar only
+    (`Vocabulary.capitalized_for_grammar`, the prose's "common words" rule): "Mobility
+    scooters stored on the landings", "Could not gain access"; not "Keller to send the
+    certificates" where another document writes "supplied by Keller"."""
     words = part.split()
     if not names or len(words) < 4 or names[0] != words[0] or not words[1][:1].islower() \
-            or not _WORD.fullmatch(names[0]) or names[0] in vocabulary.named:
+            or not _WORD.fullmatch(names[0]) or not vocabulary.capitalized_for_grammar(names[0]):
         return names  # (a code or an abbreviation, "PP", "CH4–CH5", is no opener's capital)
     return names[1:]
 
@@ -151,9 +151,9 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
         if first is not None:
             subject = first
         for key, value in record.fields:
-            if entries := fields.legend(value):  # "Depot codes: LEE = Leeds, HUL = Hull"
-                triplets.extend(Triplet(code, key.lower(), meaning) for code, meaning
-                                in entries if meaning[:1].isupper())
+            if fields.legend(value):  # "Depot codes: LEE = Leeds, HUL = Hull"
+                triplets.extend(Triplet(code, key.lower(), name)
+                                for code, name in fields.coded_names(value))
             elif is_code(key):  # "CA-2025-021: Orrin & Tate adds annealing ...": about the code
                 triplets.extend(Triplet(key, "concerns", name)
                                 for name in names_in(value, rules, vocabulary) if name != key)

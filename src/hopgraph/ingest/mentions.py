@@ -259,6 +259,13 @@ class Vocabulary:
     # "A and B C" names written more than once, or ending as a company does (`joined`).
     joined: frozenset[str] = frozenset()
 
+    def capitalized_for_grammar(self, word: str) -> bool:
+        """Whether a capitalized word opening a sentence or a phrase ("Staff meet on
+        Fridays", "Mobility scooters stored on the landings") is capitalized for grammar
+        only: the texts also write it in lower case, or never capitalize it inside a
+        sentence."""
+        return word.lower() in self.lower or word not in self.named
+
 
 _INSIDE = re.compile(r"(?:(?<=[^\W_] )|(?<=[^\W_][,;:] ))([^\W\d_][\w'’-]*)")
 

@@ -274,8 +274,7 @@ def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
         return found
     word, first = tokens[0], found[0]
     if first.end == 1:
-        return found[1:] if word.lower() in vocabulary.lower or word not in vocabulary.named \
-            else found
+        return found[1:] if vocabulary.capitalized_for_grammar(word) else found
     # "Complete the Dunmore Recycling approval file", "Book the September visit": a verb
     # capitalized for grammar, glued by "the" to the name after it, is not part of the name.
     words = first.text.split(None, 2)

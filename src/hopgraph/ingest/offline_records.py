@@ -91,9 +91,7 @@ def legends(chunks: list[Chunk]) -> dict[str, dict[str, str]]:
             continue  # (no legend: the layout is not read twice)
         for record in fields.split(chunk.text).records:
             for _, value in record.fields:
-                found.setdefault(chunk.doc, {}).update(
-                    (code, meaning) for code, meaning in fields.legend(value)
-                    if meaning[:1].isupper())
+                found.setdefault(chunk.doc, {}).update(fields.coded_names(value))
     return {doc: codes for doc, codes in found.items() if codes}
 
 
