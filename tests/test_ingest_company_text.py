@@ -309,3 +309,30 @@ def test_a_legend_says_what_an_exports_codes_stand_for() -> None:
     assert extract(None, "Tenure: SR = social rent, AR = affordable rent") == []
     assert Triplet("Keller Polymers", "supplies", "RB-118") in extract(
         "Keller Polymers", "Supplier: Keller Polymers\nSupplies: RB-118")
+
+
+def test_a_legend_wrapped_after_a_comma_goes_on_to_its_next_line() -> None:
+    from hopgraph.ingest import fields
+
+    # as an export's chunk reaches the layout: the wrapped line no longer indented
+    text = ("Priority: E = emergency, U = urgent\n"
+            "Ctr: PPC = Pennine Property Care, HSM = Hollins and Shaw Maintenance,\n"
+            "DLE = DryLine Environmental\n"
+            "HomeBase 7 read-only from 30/10/2025 17:00.")
+    records = fields.split(text).records
+    assert records[0].fields[1] == ("Ctr", "PPC = Pennine Property Care, HSM = Hollins and "
+                                           "Shaw Maintenance, DLE = DryLine Environmental")
+    assert fields.coded_names(records[0].fields[1][1])[-1] == ("DLE", "DryLine Environmental")
+
+
+def test_a_signing_line_relates_the_signer_to_the_party_in_their_role() -> None:
+    text = ("Signed for and on behalf of Harrowgate Cold Chain Ltd by Claire Ashworth, "
+            "Managing Director, on 14 March 2024.\n\n"
+            "Signed for the Supplier by Kerensa Marlow, Director, on 18 March 2024.")
+    assert extract("SIGNED", text) == [
+        Triplet("Claire Ashworth", "signed for, managing director", "Harrowgate Cold Chain"),
+        Triplet("Claire Ashworth", "signed on", "14 March 2024"),
+        Triplet("Kerensa Marlow", "signed for, director", "Supplier"),
+        Triplet("Kerensa Marlow", "signed on", "18 March 2024")]
+    # the role is no longer related to the date, as the words between them were
+    assert Triplet("Managing Director", "on", "14 March 2024") not in extract("SIGNED", text)

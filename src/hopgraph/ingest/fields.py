@@ -99,6 +99,28 @@ class Layout:
     prose: list[str] = field(default_factory=list)
     records: list[Record] = field(default_factory=list)
     tables: list[Table] = field(default_factory=list)
+    signings: list[Signing] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Signing:
+    """A line that signs a document for a party: "Signed for and on behalf of Harrowgate
+    Cold Chain Ltd by Claire Ashworth, Managing Director, on 14 March 2024." gives the party
+    and what follows "by" (the signer, then their role and date, as written)."""
+
+    party: str
+    signer: str
+
+
+# "Signed for X by Y", "Signed for and on behalf of X by Y", "Signed on behalf of X by Y"
+_SIGNING = re.compile(r"^\s*signed\s+(?:for\s+and\s+)?(?:on\s+behalf\s+of|for)\s+"
+                      r"(?P<party>.+?)\s+by\s+(?P<signer>.+?)[.\s]*$", re.IGNORECASE)
+
+
+def signing(line: str) -> Signing | None:
+    """The signing a line is (`Signing`), else None."""
+    found = _SIGNING.match(line)
+    return Signing(found.group("party"), found.group("signer")) if found else None
 
 
 def field_line(line: str) -> tuple[str, str] | None:
@@ -318,8 +340,9 @@ def split(text: str) -> Layout:
             record.fields.append(pair)
             layout.prose.append(pair[1])
             continue
-        if record is not None and record.fields and (line[:1].isspace()
-                                                     or line.lstrip()[:1].islower()):
+        if record is not None and record.fields and (
+                line[:1].isspace() or line.lstrip()[:1].islower()
+                or record.fields[-1][1].endswith(",")):  # a list goes on: "HSM = Hollins,"
             key, value = record.fields[-1]
             record.fields[-1] = (key, f"{value} {line.strip()}")
             layout.prose[-1] = f"{layout.prose[-1]} {line.strip()}"
@@ -328,4 +351,8 @@ def split(text: str) -> Layout:
         layout.prose.append(line)
     # a legend's value is no sentence: "SR = social rent, AR = ..." relates SR to AR
     layout.prose = ["" if "=" in line and legend(line) else line for line in layout.prose]
+    # nor is a signing: read as one, its words would relate the role to the date
+    layout.signings = [found for line in layout.prose if (found := signing(line)) is not None]
+    if layout.signings:
+        layout.prose = ["" if signing(line) else line for line in layout.prose]
     return layout

@@ -175,7 +175,27 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                 triplets.extend(Triplet(heads[0], _predicate(predicate, role), name)
                                 for name, role in _objects_and_roles(cell, rules, vocabulary)
                                 if name != heads[0])
+    for signed in layout.signings:
+        triplets.extend(_signing(signed, rules, vocabulary))
     return triplets + _signatures(layout.prose, rules, vocabulary)
+
+
+def _signing(signed: fields.Signing, rules: Rules, vocabulary: Vocabulary) -> list[Triplet]:
+    """A signing's facts: the signer signed for the party, in their role ("Claire Ashworth
+    | signed for, managing director | Harrowgate Cold Chain"), on its date. The party is
+    the one name it holds, else as written ("the Supplier", a contract's own term for a
+    party: `Supplier`). Nothing when the signer is not named first."""
+    party = _objects(signed.party, rules, vocabulary)
+    if len(party) != 1:
+        written = re.sub(r"^the\s+", "", signed.party.strip(), flags=re.IGNORECASE)
+        party = [without_legal_form(written)] if written[:1].isupper() \
+            and len(written.split()) <= MAX_VALUE_WORDS else []
+    found = _objects_and_roles(signed.signer, rules, vocabulary)
+    if not party or not found or _VALUE.fullmatch(found[0][0]):
+        return []
+    (signer, role), rest = found[0], found[1:]
+    return [Triplet(signer, _predicate("signed for", role), party[0])] + [
+        Triplet(signer, "signed on", value) for value, _ in rest if _VALUE.fullmatch(value)]
 
 
 def _description(row: list[str]) -> tuple[int, str] | None:
