@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.retrieve import bridge
+from hopgraph.retrieve import attributes, bridge
 from hopgraph.retrieve.bridge import BridgeFinder, Probe, Scored, can_bridge, merge_searches
 
 
@@ -177,10 +177,12 @@ def _loop_bridges(finder: BridgeFinder, scores: dict[int, float], limit: int) ->
             if not finder.usable(b):
                 continue
             total = score
+            if attributes.asked_for(graph, [r], attributes.asked_words(finder.question))[0]:
+                total += bridge.ATTRIBUTE_BONUS
             if anchor in finder.linked:
                 bonus.setdefault(anchor, bridge.ANCHOR_BONUS / max(
                     1, len(graph.passages_of_entity(anchor))))
-                total = score + bonus[anchor]
+                total += bonus[anchor]
             if b not in best or total > best[b][0]:
                 best[b] = (total, r)
     ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
@@ -203,6 +205,10 @@ def _loop_chain(finder: BridgeFinder, first: Probe, scores: dict[int, float], ta
     return [(e, score, r) for e, (score, r) in ranked]
 
 
+# some attributes the question below asks for, some it does not, some no attribute
+PREDICATES = ["owner", "contract manager", "manager", "supplier", "is owner of", "p5", "made"]
+
+
 @pytest.mark.parametrize("seed", range(6))
 def test_vectorized_choices_equal_the_plain_loops(seed: int) -> None:
     """Random hub-heavy graphs, scores drawn from few values (many exact ties): the vectorized
@@ -213,13 +219,14 @@ def test_vectorized_choices_equal_the_plain_loops(seed: int) -> None:
     triples = []
     for i in range(400):
         s, o = rng.choice(60, size=2, p=weights / weights.sum())
-        triples.append((names[s], f"p{i % 7}", names[o], [f"d{rng.integers(0, 80)}"]))
+        triples.append((names[s], PREDICATES[i % len(PREDICATES)], names[o],
+                        [f"d{rng.integers(0, 80)}"]))
     graph = make_graph(triples)
     for _ in range(20):
         rels = rng.choice(len(graph.relations), size=int(rng.integers(1, 200)), replace=False)
         scores = {int(r): float(rng.choice([0.1, 0.25, 0.5, 0.75])) for r in rels}
         linked = {int(e) for e in rng.choice(len(graph.entity_ids), size=3)}
-        finder = BridgeFinder(graph, "Which one is it?", linked)
+        finder = BridgeFinder(graph, "Which owner or contract manager is it?", linked)
         limit = int(rng.integers(1, 6))
         assert finder.bridges(scores, limit) == _loop_bridges(finder, scores, limit)
         first = finder.probe(int(rng.integers(0, len(graph.entity_ids))), 1.0, int(rels[0]))
@@ -303,3 +310,35 @@ def test_longer_names_of_the_folders_own_name_are_no_bridges() -> None:
     plain = BridgeFinder(graph, question, {company, town})
     assert {graph.entity_names[p.entity] for p in plain.bridges(scores, 3)} >= {
         "Harrowgate Cold Chain", "Harrowgate House"}
+
+
+def test_a_relation_whose_attribute_the_question_asks_for_gets_the_bonus() -> None:
+    graph = make_graph([("IR-2330", "reported by", "Coalville", ["p1"]),
+                        ("IR-2330", "supplier", "Keller Polymers", ["p1"])])
+    question = "What score did the supplier of the material in incident IR-2330 get?"
+    finder = BridgeFinder(graph, question, {idx(graph, "IR-2330")})
+    probes = finder.bridges({rel(graph, "IR-2330", "reported by", "Coalville"): 0.61,
+                             rel(graph, "IR-2330", "supplier", "Keller Polymers"): 0.57}, 2)
+    assert [graph.entity_names[p.entity] for p in probes] == ["Keller Polymers", "Coalville"]
+    assert probes[0].confidence == pytest.approx(0.57 + bridge.ATTRIBUTE_BONUS
+                                                 + bridge.ANCHOR_BONUS)
+
+
+@pytest.mark.parametrize(("predicate", "words"), [
+    ("supplier", ("supplier",)), ("contract manager", ("contract", "manager")),
+    ("owner, quality manager", ("owner",)),  # the role after the comma aside
+    ("(mobility scooters on the landings) responsible", ("responsible",)),  # a row's description
+    ("published by", ()), ("is a river of", ()), ("q2 2025", ()),  # function words, numbers
+    ("total cost of the whole works", ()),  # more than MAX_ATTRIBUTE_WORDS words
+])
+def test_an_attribute_is_a_predicate_of_words_alone(predicate: str,
+                                                    words: tuple[str, ...]) -> None:
+    graph = make_graph([("A1", predicate, "Keller Polymers", ["p1"])])
+    assert attributes.attribute(graph, 0) == words
+
+
+def test_words_that_describe_the_name_after_them_are_not_asked_for() -> None:
+    asked = attributes.asked_words("Which actresses split the Hong Kong duo Twins, and who "
+                                   "was their manager?")
+    assert "manager" in asked and "actresses" in asked
+    assert "duo" not in asked  # "duo Twins": Twins is named, no duo is asked for

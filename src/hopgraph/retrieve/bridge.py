@@ -10,7 +10,8 @@ the first hop's passage and misses the rest. So we use the graph to guess the un
 2. Each candidate relation proposes its end that the question does not already name, scored
    by the relation's cosine, plus a bonus of ALPHA / |passages of the named end| when the
    other end is a linked entity: a rare named entity pins the first hop down far better than
-   a hub ("Euro", "MTV") that touches hundreds of passages.
+   a hub ("Euro", "MTV") that touches hundreds of passages; plus ATTRIBUTE_BONUS when its
+   predicate is an attribute the question asks for by name ("supplier": `attributes`).
 3. The best few proposals are ranked again by their path: the proposal's score plus
    ONWARD_WEIGHT x the best question score among the bridge's other relations (a bridge whose
    own facts keep matching the question is the one the question goes through). The top B
@@ -39,6 +40,7 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import normalize
 from hopgraph.ingest.mentions import is_code
 from hopgraph.ingest.roles import person_like
+from hopgraph.retrieve import attributes
 
 RELATION_POOL = 20  # K: relations taken from the question's relation search
 BRIDGES = 2  # B: bridge entities re-queried (at least; `bridge_count`)
@@ -56,6 +58,7 @@ MIN_COMMON_PASSAGES = 10  # and passages: in a small folder no name is that comm
 OWN_NAME_SHARE = 0.15  # share from which a named entity's longer names are not bridges
 MIN_WORDS_LEFT = 3  # words a question must keep for its common names to be left out
 PERSON_BONUS = 0.1  # path score of a person-like proposal when the question asks "Who ..., and"
+ATTRIBUTE_BONUS = 0.15  # a relation whose predicate the question asks for (`attributes`)
 
 _DATE_OR_NUMBER = re.compile(
     r"^[\d\s,.\-–/]*((jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
@@ -170,6 +173,7 @@ class BridgeFinder:
         self.linked = linked
         self._named: dict[int, bool] = {}
         self._own = tuple(normalize(graph.entity_names[e]) + " " for e in common)
+        self._asked = attributes.asked_words(question)
 
     def is_named(self, entity: int) -> bool:
         """Whether the question already names this entity: linked, nearly in its text, or
@@ -208,6 +212,8 @@ class BridgeFinder:
         bridges = np.column_stack([subjects, objects]).reshape(-1)
         anchors = np.column_stack([objects, subjects]).reshape(-1)
         totals = np.repeat(scores, 2)
+        totals[np.repeat(attributes.asked_for(self.graph, rels.tolist(), self._asked), 2)] \
+            += ATTRIBUTE_BONUS
         for anchor in set(anchors.tolist()) & self.linked:
             totals[anchors == anchor] += ANCHOR_BONUS / max(
                 1, len(self.graph.passages_of_entity(anchor)))
