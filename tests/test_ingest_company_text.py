@@ -98,7 +98,7 @@ def test_a_job_title_after_a_name_is_the_role_it_is_related_in_not_a_name() -> N
             Triplet("SA-25-03", "supplier, director", "Rob Tate"),
             Triplet("SA-25-03", "supplier, quality manager", "Sian Orrin"),
             Triplet("SA-25-03", "for, head of property management", "Chris Alder"),
-            Triplet("SA-25-03", "site", "Dundalk"),  # a town is no title
+            Triplet("Dunmore Recycling", "at", "Dundalk"),  # a town is no title
             Triplet("SA-25-03", "present, account manager", "Lena Vos"),
             Triplet("SA-25-03", "present, plant manager", "Joost Verhagen")} <= set(triplets)
     assert not any(t.object in ("Quality Manager", "Director", "Plant Manager")
@@ -336,3 +336,17 @@ def test_a_signing_line_relates_the_signer_to_the_party_in_their_role() -> None:
         Triplet("Kerensa Marlow", "signed on", "18 March 2024")]
     # the role is no longer related to the date, as the words between them were
     assert Triplet("Managing Director", "on", "14 March 2024") not in extract("SIGNED", text)
+
+
+def test_a_company_given_with_its_address_is_where_the_places_are() -> None:
+    text = ("Agreement: SLA-2024-07\n"
+            "Contractor: Tolland & Reeve Building Services Ltd, Unit 9, Follingsby Park, "
+            "Gateshead\n"
+            "Copies to: Quayside Property Partners plc; Solway Data Centres Ltd")
+    triplets = extract(None, text)
+    assert Triplet("SLA-2024-07", "contractor", "Tolland & Reeve Building Services") in triplets
+    assert Triplet("Tolland & Reeve Building Services", "at", "Gateshead") in triplets
+    assert Triplet("SLA-2024-07", "contractor", "Gateshead") not in triplets
+    # two companies, each with its legal form, are both what the key says
+    assert Triplet("SLA-2024-07", "copies to", "Solway Data Centres") in triplets
+    assert Triplet("SLA-2024-07", "copies to", "Quayside Property Partners") in triplets

@@ -158,9 +158,7 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                 triplets.extend(Triplet(key, "concerns", name)
                                 for name in names_in(value, rules, vocabulary) if name != key)
             elif subject is not None:
-                triplets.extend(Triplet(subject, _predicate(key, role), name)
-                                for name, role in _objects_and_roles(value, rules, vocabulary)
-                                if name != subject)
+                triplets.extend(_field(subject, key, value, rules, vocabulary))
     for table in layout.tables:
         for row in table.rows:
             heads = _objects(row[0], rules, vocabulary) if row else []
@@ -196,6 +194,27 @@ def _signing(signed: fields.Signing, rules: Rules, vocabulary: Vocabulary) -> li
     (signer, role), rest = found[0], found[1:]
     return [Triplet(signer, _predicate("signed for", role), party[0])] + [
         Triplet(signer, "signed on", value) for value, _ in rest if _VALUE.fullmatch(value)]
+
+
+def _field(subject: str, key: str, value: str, rules: Rules, vocabulary: Vocabulary
+           ) -> list[Triplet]:
+    """A key–value line's facts: the subject related under the key to each name or value
+    the value holds, in its role. A company given with its legal form and then its address
+    ("Contractor: Tolland & Reeve Building Services Ltd, Unit 9, Follingsby Park, Gateshead")
+    is what the key says; the places after it are where the company is (`Tolland & Reeve
+    Building Services | at | Unit 9`), not more contractors of the subject."""
+    found = [(name, role) for name, role in _objects_and_roles(value, rules, vocabulary)
+             if name != subject]
+    parts = [part.strip().rstrip(".") for part in re.split(r"[;,](?!\d)", value)
+             if part.strip()]
+    company = without_legal_form(parts[0]) if parts else ""
+    if len(found) < 2 or company == parts[0] or found[0] != (company, "") \
+            or any(without_legal_form(part) != part or job_title(part) for part in parts[1:]):
+        return [Triplet(subject, _predicate(key, role), name) for name, role in found]
+    places = [name for name, _ in found[1:] if not _VALUE.fullmatch(name)]
+    return [Triplet(subject, key.lower(), company)] + [
+        Triplet(company, "at", place) for place in places] + [
+        Triplet(subject, key.lower(), name) for name, _ in found[1:] if name not in places]
 
 
 def _description(row: list[str]) -> tuple[int, str] | None:
