@@ -15,6 +15,7 @@ duo Twins" asks for no duo).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import normalize
@@ -44,9 +45,13 @@ def attribute(graph: KnowledgeGraph, relation: int) -> tuple[str, ...]:
     description before it or a role after a comma; () when the predicate holds a function
     word or a number, or more than MAX_ATTRIBUTE_WORDS words, or cannot be told from the
     relation's text."""
-    text = graph.relation_texts[relation]
-    subject = graph.entity_names[int(graph.subjects[relation])]
-    obj = graph.entity_names[int(graph.objects[relation])]
+    return _attribute(graph.relation_texts[relation],
+                      graph.entity_names[int(graph.subjects[relation])],
+                      graph.entity_names[int(graph.objects[relation])])
+
+
+@lru_cache(maxsize=1 << 16)  # a hub's thousands of relations, read again by every question
+def _attribute(text: str, subject: str, obj: str) -> tuple[str, ...]:
     if not (text.startswith(f"{subject} ") and text.endswith(f" {obj}")):
         return ()
     predicate = _DESCRIPTION.sub("", text[len(subject):len(text) - len(obj)].strip())
