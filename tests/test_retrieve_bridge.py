@@ -329,6 +329,7 @@ def test_a_relation_whose_attribute_the_question_asks_for_gets_the_bonus() -> No
     ("owner, quality manager", ("owner",)),  # the role after the comma aside
     ("(mobility scooters on the landings) responsible", ("responsible",)),  # a row's description
     ("published by", ()), ("is a river of", ()), ("q2 2025", ()),  # function words, numbers
+    ("killed", ()), ("located", ()),  # a verb's past: what the subject did
     ("total cost of the whole works", ()),  # more than MAX_ATTRIBUTE_WORDS words
 ])
 def test_an_attribute_is_a_predicate_of_words_alone(predicate: str,

@@ -6,10 +6,10 @@ the same word ("the supplier of the material in incident IR-2330"), but a small 
 model scores the relations of IR-2330 nearly alike: "IR-2330 reported by Coalville" came
 before "IR-2330 supplier Keller Polymers". `BridgeFinder.bridges` adds
 bridge.ATTRIBUTE_BONUS to a relation whose predicate is such an attribute: words alone, no
-function word ("supplier", "contract manager", "owner"; not "published by", "is a river
-of", which are sentences' words and read by their cosine as before), every one of them
-written in the question where it does not describe a name that follows it ("the Hong Kong
-duo Twins" asks for no duo).
+function word and no verb's past ("supplier", "contract manager", "owner"; not "published
+by", "is a river of", "killed", which are sentences' words and read by their cosine as
+before), every one of them written in the question where it does not describe a name that
+follows it ("the Hong Kong duo Twins" asks for no duo).
 """
 
 from __future__ import annotations
@@ -26,6 +26,9 @@ MAX_ATTRIBUTE_WORDS = 3  # "contract manager", "date of birth" is no attribute (
 _WORD = re.compile(r"\w+")
 _QUESTION_WORD = re.compile(r"[\w'’-]+")
 _DESCRIPTION = re.compile(r"^\(.*?\)\s*")  # a table row's description (`layout_relations`)
+# a verb's past ("killed", "located"): "X killed 48 people" says what X did, it names no
+# attribute of X ("Which of the two tornado outbreaks killed the most people?")
+_PAST = re.compile(r"\w{3,}ed")
 
 
 def asked_words(question: str) -> frozenset[str]:
@@ -43,8 +46,8 @@ def attribute(graph: KnowledgeGraph, relation: int) -> tuple[str, ...]:
     """The attribute a relation's predicate names, as words ("contract manager" of
     "Pennine Property Care contract manager Lisa Greenhalgh"), without a table row's
     description before it or a role after a comma; () when the predicate holds a function
-    word or a number, or more than MAX_ATTRIBUTE_WORDS words, or cannot be told from the
-    relation's text."""
+    word, a number or a verb's past (`_PAST`), or more than MAX_ATTRIBUTE_WORDS words, or
+    cannot be told from the relation's text."""
     return _attribute(graph.relation_texts[relation],
                       graph.entity_names[int(graph.subjects[relation])],
                       graph.entity_names[int(graph.objects[relation])])
@@ -59,7 +62,7 @@ def _attribute(text: str, subject: str, obj: str) -> tuple[str, ...]:
     words = _WORD.findall(normalize(predicate))
     content = tokens(predicate)
     if not content or len(content) != len(words) or len(content) > MAX_ATTRIBUTE_WORDS \
-            or any(word.isdigit() for word in content):
+            or any(word.isdigit() or _PAST.fullmatch(word) for word in content):
         return ()
     return tuple(content)
 
