@@ -343,3 +343,4 @@ def test_words_that_describe_the_name_after_them_are_not_asked_for() -> None:
                                    "was their manager?")
     assert "manager" in asked and "actresses" in asked
     assert "duo" not in asked  # "duo Twins": Twins is named, no duo is asked for
+    assert attributes.asked_words("\u0006 ?") == frozenset()  # a question of no word at all

@@ -36,7 +36,7 @@ def asked_words(question: str) -> frozenset[str]:
     capitalized word: "duo" in "the Hong Kong duo Twins" describes Twins."""
     words = _QUESTION_WORD.findall(question)
     asked: set[str] = set()
-    for word, following in zip(words, [*words[1:], ""], strict=True):
+    for word, following in zip(words, [*words[1:], ""][:len(words)], strict=True):
         if not following[:1].isupper():
             asked.update(tokens(word))
     return frozenset(asked)
