@@ -152,6 +152,40 @@ def test_a_who_question_prefers_a_person_as_its_bridge() -> None:
     assert only.by_path([job, person], {}, limit=1) == [job]
 
 
+@pytest.mark.parametrize(("question", "on"), [
+    ("Who was the site representative at the audit in NCS-25-0614, and in which part of the "
+     "armed forces had he served?", "in which part of the armed forces had he served?"),
+    ("Who signed the agreement for Harrowgate, and where did that person work before "
+     "joining, and when?", "where did that person work before joining, and when?"),
+    ("Whose approval did the offer in CMP-2025-0318 need, and who holds that post?", None),
+    ("Who issued the permit for HS-2025-014?", None),
+    ("Which job was HS-2025-014 part of, and who issued its permit?", None),
+    ("Who issued the permit, and ?", None),
+])
+def test_what_a_who_question_asks_on(question: str, on: str | None) -> None:
+    assert bridge.asked_on(question) == on
+
+
+def test_a_person_bridge_of_a_who_question_is_probed_with_what_it_asks_on() -> None:
+    graph = make_graph([
+        ("NCS-25-0614", "site representative", "Tom Barraclough", ["p1"]),
+        ("NCS-25-0614", "site", "DEP-DON-03", ["p1"]),
+    ])
+    question = ("Who was the site representative at the audit in NCS-25-0614, and in which "
+                "part of the armed forces had he served?")
+    finder = BridgeFinder(graph, question, {idx(graph, "NCS-25-0614")})
+    person = finder.probe(idx(graph, "Tom Barraclough"), 0.6, 0)
+    assert person.text == "Tom Barraclough in which part of the armed forces had he served?"
+    assert person.confidence == 0.6
+    # a bridge that is no person is probed with the whole question, as is every bridge of
+    # a question that does not ask who and then on
+    assert finder.probe(idx(graph, "DEP-DON-03"), 0.6, 1).text == f"{question} DEP-DON-03"
+    plain = BridgeFinder(graph, "Who was the site representative at the audit in "
+                         "NCS-25-0614?", {idx(graph, "NCS-25-0614")})
+    assert plain.probe(idx(graph, "Tom Barraclough"), 0.6, 0).text == (
+        "Who was the site representative at the audit in NCS-25-0614? Tom Barraclough")
+
+
 def test_merge_keeps_each_passages_best_score_with_offset_and_boost() -> None:
     sure = Probe(entity=1, text="q A", confidence=0.9, relation=0)
     unsure = Probe(entity=2, text="q B", confidence=0.6, relation=1)

@@ -69,6 +69,8 @@ _DATE_OR_NUMBER = re.compile(
 _FAMILY = re.compile(r"^[A-Za-z]+")
 # "Who ..., and ...": a question that asks who, then asks on (about that person)
 _WHO = re.compile(r"^\W*who(?:se|m)?\b.*,\s+and\b", re.IGNORECASE)
+# "Who ..., and <what it asks on about that person>": the clause after the first ", and"
+_ASKS_ON = re.compile(r"^\W*who\b.*?,\s+and\b\s*(?P<on>.*\w.*)$", re.IGNORECASE | re.DOTALL)
 
 
 def code_family(name: str) -> str | None:
@@ -151,6 +153,22 @@ class Probe:
     relation: int  # the relation through which the bridge was reached
 
 
+def asked_on(question: str) -> str | None:
+    """What a question that asks who, and then asks on, asks about that person: "in which
+    part of the armed forces had he served?" of "Who was the site representative at the
+    BRCGS audit in report NCS-25-0614, and in which part of the armed forces had he
+    served?"; None for any other question.
+
+    The probe "question + Tom Barraclough" embeds mostly as the question, whose first part
+    (the audit) every chunk of the audit report matches; his profile, which answers the
+    second part, came twentieth. "Tom Barraclough in which part of the armed forces had he
+    served?" asks what the profile says. Only "Who": "Whose approval did ... need, and who
+    holds that post?" asks on about a post, not about the person its first part finds.
+    """
+    found = _ASKS_ON.match(question)
+    return found.group("on").strip() if found else None
+
+
 def can_bridge(name: str) -> bool:
     """Proper-noun-like names bridge; common nouns, numbers and dates do not."""
     first = name[:1]
@@ -174,6 +192,7 @@ class BridgeFinder:
         self._named: dict[int, bool] = {}
         self._own = tuple(normalize(graph.entity_names[e]) + " " for e in common)
         self._asked = attributes.asked_words(question)
+        self._asked_on = asked_on(question)
 
     def is_named(self, entity: int) -> bool:
         """Whether the question already names this entity: linked, nearly in its text, or
@@ -295,9 +314,13 @@ class BridgeFinder:
         return [self.probe(e, first.confidence, r) for e, _, r in ranked]
 
     def probe(self, entity: int, confidence: float, relation: int) -> Probe:
-        """The re-query for one bridge: the question followed by the bridge's name."""
-        return Probe(entity, f"{self.question} {self.graph.entity_names[entity]}",
-                     confidence, relation)
+        """The re-query for one bridge: the question followed by the bridge's name; for a
+        person-like bridge of a question that asks who and then asks on about that person,
+        the name followed by what it asks on (`asked_on`)."""
+        name = self.graph.entity_names[entity]
+        if self._asked_on and person_like(name):
+            return Probe(entity, f"{name} {self._asked_on}", confidence, relation)
+        return Probe(entity, f"{self.question} {name}", confidence, relation)
 
 
 def best_per_entity(entities: np.ndarray, scores: np.ndarray, relations: np.ndarray
