@@ -8,6 +8,7 @@ import pytest
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.retrieve import attributes, bridge
 from hopgraph.retrieve.bridge import BridgeFinder, Probe, Scored, can_bridge, merge_searches
+from hopgraph.retrieve.posts import Holders
 
 
 def arrays(scores: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
@@ -186,6 +187,44 @@ def test_a_person_bridge_of_a_who_question_is_probed_with_what_it_asks_on() -> N
         "Who was the site representative at the audit in NCS-25-0614? Tom Barraclough")
 
 
+def test_a_post_held_by_one_person_has_that_holder() -> None:
+    graph = make_graph([
+        ("Colin Mabbott", "is", "Engineering Manager", ["p1"]),
+        ("Colin Mabbott", "owner", "NCR-030", ["p2"]),
+        ("Tom Barraclough", "is", "Depot Manager", ["p3"]),
+        ("Gareth Pryor", "is", "Depot Manager", ["p4"]),
+        ("Hull depot", "is", "Site Manager", ["p5"]),
+        ("Colin Mabbott", "is", "Keller Polymers", ["p6"]),
+    ])
+    holders = Holders(graph)
+    assert holders.of(idx(graph, "Engineering Manager")) == (
+        idx(graph, "Colin Mabbott"), rel(graph, "Colin Mabbott", "is", "Engineering Manager"))
+    assert holders.of(idx(graph, "Depot Manager")) is None  # two holders: none
+    assert holders.of(idx(graph, "Site Manager")) is None  # "Hull depot" is no person
+    assert holders.of(idx(graph, "Keller Polymers")) is None  # no post
+    assert holders.of(idx(graph, "Colin Mabbott")) is None
+
+
+def test_a_question_naming_a_post_proposes_its_holder() -> None:
+    graph = make_graph([
+        ("Colin Mabbott", "is", "Engineering Manager", ["p1"]),
+        ("Engineering Manager", "has a plan for", "Hull", ["p2"]),
+    ])
+    question = "What BRCGS grade did the depot where the Engineering Manager works get?"
+    finder = BridgeFinder(graph, question, {idx(graph, "Engineering Manager")})
+    holder = rel(graph, "Colin Mabbott", "is", "Engineering Manager")
+    plan = rel(graph, "Engineering Manager", "has a plan for", "Hull")
+    proposals = finder.bridges({plan: 0.6, holder: 0.4}, limit=2)
+    anchor = bridge.ANCHOR_BONUS / 2  # the post is in two passages
+    assert [(graph.entity_names[p.entity], p.confidence) for p in proposals] == [
+        ("Colin Mabbott", pytest.approx(0.4 + anchor + bridge.HOLDER_BONUS)),
+        ("Hull", pytest.approx(0.6 + anchor))]
+    # a post reached as a bridge is re-queried with its holder's name too
+    assert finder.probe(idx(graph, "Engineering Manager"), 0.5, plan).text == (
+        f"{question} Engineering Manager Colin Mabbott")
+    assert finder.probe(idx(graph, "Hull"), 0.5, plan).text == f"{question} Hull"
+
+
 def test_merge_keeps_each_passages_best_score_with_offset_and_boost() -> None:
     sure = Probe(entity=1, text="q A", confidence=0.9, relation=0)
     unsure = Probe(entity=2, text="q B", confidence=0.6, relation=1)
@@ -217,6 +256,8 @@ def _loop_bridges(finder: BridgeFinder, scores: dict[int, float], limit: int) ->
                 bonus.setdefault(anchor, bridge.ANCHOR_BONUS / max(
                     1, len(graph.passages_of_entity(anchor))))
                 total += bonus[anchor]
+                if Holders(graph).of(anchor) == (b, r):
+                    total += bridge.HOLDER_BONUS
             if b not in best or total > best[b][0]:
                 best[b] = (total, r)
     ranked = sorted(best.items(), key=lambda kv: -kv[1][0])[:limit]
@@ -255,11 +296,18 @@ def test_vectorized_choices_equal_the_plain_loops(seed: int) -> None:
         s, o = rng.choice(60, size=2, p=weights / weights.sum())
         triples.append((names[s], PREDICATES[i % len(PREDICATES)], names[o],
                         [f"d{rng.integers(0, 80)}"]))
+    # posts and their holders (`posts`): one held by one person, one by two
+    triples += [("Ann Lee", "is", "Quality Manager", ["d1"]), ("Bo Tan", "is", "Site Director",
+                ["d2"]), ("Cy Day", "is", "Site Director", ["d3"]), ("Ann Lee", "owner", "Name3",
+                ["d4"]), ("Name5", "owner", "Quality Manager", ["d5"])]
     graph = make_graph(triples)
+    posts = [idx(graph, "Quality Manager"), idx(graph, "Site Director")]
     for _ in range(20):
         rels = rng.choice(len(graph.relations), size=int(rng.integers(1, 200)), replace=False)
         scores = {int(r): float(rng.choice([0.1, 0.25, 0.5, 0.75])) for r in rels}
-        linked = {int(e) for e in rng.choice(len(graph.entity_ids), size=3)}
+        scores.update({rel(graph, "Ann Lee", "is", "Quality Manager"): 0.3,
+                       rel(graph, "Bo Tan", "is", "Site Director"): 0.3})
+        linked = {int(e) for e in rng.choice(len(graph.entity_ids), size=3)} | set(posts)
         finder = BridgeFinder(graph, "Which owner or contract manager is it?", linked)
         limit = int(rng.integers(1, 6))
         assert finder.bridges(scores, limit) == _loop_bridges(finder, scores, limit)

@@ -41,6 +41,7 @@ from hopgraph.identity import normalize
 from hopgraph.ingest.mentions import is_code
 from hopgraph.ingest.roles import person_like
 from hopgraph.retrieve import attributes
+from hopgraph.retrieve.posts import Holders
 
 RELATION_POOL = 20  # K: relations taken from the question's relation search
 BRIDGES = 2  # B: bridge entities re-queried (at least; `bridge_count`)
@@ -59,6 +60,7 @@ OWN_NAME_SHARE = 0.15  # share from which a named entity's longer names are not 
 MIN_WORDS_LEFT = 3  # words a question must keep for its common names to be left out
 PERSON_BONUS = 0.1  # path score of a person-like proposal when the question asks "Who ..., and"
 ATTRIBUTE_BONUS = 0.15  # a relation whose predicate the question asks for (`attributes`)
+HOLDER_BONUS = 0.3  # the holder of a post the question names, as a bridge (`posts`)
 
 _DATE_OR_NUMBER = re.compile(
     r"^[\d\s,.\-–/]*((jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
@@ -193,6 +195,7 @@ class BridgeFinder:
         self._own = tuple(normalize(graph.entity_names[e]) + " " for e in common)
         self._asked = attributes.asked_words(question)
         self._asked_on = asked_on(question)
+        self._holders = Holders(graph)
 
     def is_named(self, entity: int) -> bool:
         """Whether the question already names this entity: linked, nearly in its text, or
@@ -236,6 +239,10 @@ class BridgeFinder:
         for anchor in set(anchors.tolist()) & self.linked:
             totals[anchors == anchor] += ANCHOR_BONUS / max(
                 1, len(self.graph.passages_of_entity(anchor)))
+            held = self._holders.of(anchor)
+            if held is not None:  # a post the question names: its holder ("posts")
+                totals[(anchors == anchor) & (bridges == held[0])
+                       & (np.repeat(rels, 2) == held[1])] += HOLDER_BONUS
         ranked = self._first_usable(*best_per_entity(bridges, totals, np.repeat(rels, 2)), limit)
         return [self.probe(e, conf, r) for e, conf, r in ranked]
 
@@ -314,12 +321,16 @@ class BridgeFinder:
         return [self.probe(e, first.confidence, r) for e, _, r in ranked]
 
     def probe(self, entity: int, confidence: float, relation: int) -> Probe:
-        """The re-query for one bridge: the question followed by the bridge's name; for a
-        person-like bridge of a question that asks who and then asks on about that person,
-        the name followed by what it asks on (`asked_on`)."""
+        """The re-query for one bridge: the question followed by the bridge's name (and, for
+        a post one person holds, the holder's name: `posts`); for a person-like bridge of a
+        question that asks who and then asks on about that person, the name followed by
+        what it asks on (`asked_on`)."""
         name = self.graph.entity_names[entity]
         if self._asked_on and person_like(name):
             return Probe(entity, f"{name} {self._asked_on}", confidence, relation)
+        held = self._holders.of(entity)
+        if held is not None:  # a post: its holder's profile is headed with their name
+            name = f"{name} {self.graph.entity_names[held[0]]}"
         return Probe(entity, f"{self.question} {name}", confidence, relation)
 
 
