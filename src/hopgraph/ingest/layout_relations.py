@@ -21,6 +21,8 @@ DESCRIPTION_WORDS = 16  # words of a row's description its relations carry
 # A row's place in its table ("A6", "12", "3.2"), not a name used anywhere else
 _LOCAL_REFERENCE = re.compile(r"[A-Za-z]{0,2}\d{1,3}[a-z]?|\d+(?:\.\d+)+")
 
+_PARTS = re.compile(r"[;,](?!\d)")  # a value's parts: its commas and semicolons, not "14,720"
+
 
 def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
     """What a field's value or a table cell relates to (`_objects_and_roles`, roles left
@@ -43,7 +45,7 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
     """
     objects: list[tuple[str, str]] = []
     alone: int | None = None  # where the name a part held alone is in `objects`
-    for part in re.split(r"[;,](?!\d)", value):
+    for part in _PARTS.split(value):
         part = part.strip().rstrip(".")
         if not part:
             continue
@@ -125,7 +127,7 @@ def _subject(value: str, rules: Rules, vocabulary: Vocabulary) -> str | None:
     if any(role for _, role in found):
         return None
     if len(found) != 1:
-        found = _objects_and_roles(re.split(r"[;,](?!\d)", value)[0], rules, vocabulary)
+        found = _objects_and_roles(_PARTS.split(value)[0], rules, vocabulary)
     return found[0][0] if len(found) == 1 and not _VALUE.fullmatch(found[0][0]) else None
 
 
@@ -205,7 +207,7 @@ def _field(subject: str, key: str, value: str, rules: Rules, vocabulary: Vocabul
     Building Services | at | Unit 9`), not more contractors of the subject."""
     found = [(name, role) for name, role in _objects_and_roles(value, rules, vocabulary)
              if name != subject]
-    parts = [part.strip().rstrip(".") for part in re.split(r"[;,](?!\d)", value)
+    parts = [part.strip().rstrip(".") for part in _PARTS.split(value)
              if part.strip()]
     company = without_legal_form(parts[0]) if parts else ""
     if len(found) < 2 or company == parts[0] or found[0] != (company, "") \

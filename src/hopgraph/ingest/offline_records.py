@@ -15,6 +15,8 @@ from hopgraph.records import LoadReport, PassageRecord, Triplet
 PROGRESS_EVERY = 16  # chunks between two progress calls: a stop waits for at most these
 
 
+HOLDS = "is"  # the predicate of "person is post" (`sole_posts`)
+
 def extract_corpus(items: Iterable[dict[str, str]], source: str, rules: Rules | None = None
                    ) -> tuple[LoadReport, OfflineReport]:
     """Records from `{"title", "text"}` items (a benchmark corpus): the passage is
@@ -77,7 +79,7 @@ def sole_posts(chunks: list[Chunk]) -> dict[str, Triplet]:
     for chunk in chunks if sole else ():
         text = chunk.text.lower()
         written.update(post for post in sole - written if post in text)
-    return {heading: Triplet(person, "is", post) for heading, (person, post) in found.items()
+    return {heading: Triplet(person, HOLDS, post) for heading, (person, post) in found.items()
             if post.lower() in written}
 
 

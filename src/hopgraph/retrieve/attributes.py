@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import pairwise
 
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import normalize
@@ -34,9 +35,8 @@ _PAST = re.compile(r"\w{3,}ed")
 def asked_words(question: str) -> frozenset[str]:
     """The question's content words (`bm25_terms.tokens`), but for those right before a
     capitalized word: "duo" in "the Hong Kong duo Twins" describes Twins."""
-    words = _QUESTION_WORD.findall(question)
     asked: set[str] = set()
-    for word, following in zip(words, [*words[1:], ""][:len(words)], strict=True):
+    for word, following in pairwise([*_QUESTION_WORD.findall(question), ""]):
         if not following[:1].isupper():
             asked.update(tokens(word))
     return frozenset(asked)
@@ -48,17 +48,32 @@ def attribute(graph: KnowledgeGraph, relation: int) -> tuple[str, ...]:
     description before it or a role after a comma; () when the predicate holds a function
     word, a number or a verb's past (`_PAST`), or more than MAX_ATTRIBUTE_WORDS words, or
     cannot be told from the relation's text."""
-    return _attribute(graph.relation_texts[relation],
-                      graph.entity_names[int(graph.subjects[relation])],
-                      graph.entity_names[int(graph.objects[relation])])
+    return _attribute(*_parts(graph, relation))
+
+
+def predicate(graph: KnowledgeGraph, relation: int) -> str | None:
+    """A relation's predicate as written: its text between its subject's and its object's
+    names (the graph keeps only the whole text); None when the text is not written so."""
+    return _predicate(*_parts(graph, relation))
+
+
+def _parts(graph: KnowledgeGraph, relation: int) -> tuple[str, str, str]:
+    return (graph.relation_texts[relation], graph.entity_names[int(graph.subjects[relation])],
+            graph.entity_names[int(graph.objects[relation])])
+
+
+def _predicate(text: str, subject: str, obj: str) -> str | None:
+    if not (text.startswith(f"{subject} ") and text.endswith(f" {obj}")):
+        return None
+    return text[len(subject):len(text) - len(obj)].strip()
 
 
 @lru_cache(maxsize=1 << 16)  # a hub's thousands of relations, read again by every question
 def _attribute(text: str, subject: str, obj: str) -> tuple[str, ...]:
-    if not (text.startswith(f"{subject} ") and text.endswith(f" {obj}")):
+    written = _predicate(text, subject, obj)
+    if written is None:
         return ()
-    predicate = _DESCRIPTION.sub("", text[len(subject):len(text) - len(obj)].strip())
-    predicate = predicate.split(",")[0]
+    predicate = _DESCRIPTION.sub("", written).split(",")[0]
     words = _WORD.findall(normalize(predicate))
     content = tokens(predicate)
     if not content or len(content) != len(words) or len(content) > MAX_ATTRIBUTE_WORDS \

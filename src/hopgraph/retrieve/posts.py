@@ -16,7 +16,9 @@ from __future__ import annotations
 import numpy as np
 
 from hopgraph.graph import KnowledgeGraph
+from hopgraph.ingest.offline_records import HOLDS
 from hopgraph.ingest.roles import job_title, person_like
+from hopgraph.retrieve.attributes import predicate
 
 
 class Holders:
@@ -42,8 +44,7 @@ class Holders:
         found = []
         for relation in graph.relations_of(np.array([post])).tolist():
             person = int(graph.subjects[relation])
-            holder = graph.entity_names[person]
-            if int(graph.objects[relation]) == post and person_like(holder) \
-                    and graph.relation_texts[relation] == f"{holder} is {name}":
+            if int(graph.objects[relation]) == post and person_like(graph.entity_names[person]) \
+                    and predicate(graph, relation) == HOLDS:
                 found.append((person, relation))
         return found[0] if len(found) == 1 else None
