@@ -34,7 +34,11 @@ def test_no_lexical_evidence_leaves_dense_scores() -> None:
     ("Which quotation (Q-7781) was sent?", True),
     ("Who was the teacher of Euler?", False),
     ("What happened in 2023-24 at the plant?", False),  # a span of years, not a code
-    ("Which band released Marvel 2099?", False),
+    ("Which band released Marvel 2099?", False),  # a year, or a count
+    ("On which estate is the home in work order 772015?", True),  # a record's number
+    ("What is the service charge at UPRN 100071215019?", True),
+    ("Did the plant reach ISO 45001, and spend £38,400 in 12 weeks?", True),
+    ("What did the plant spend, £38,400 or 45,000?", False),  # amounts with their commas
 ])
 def test_a_question_with_an_identifier_leans_more_on_bm25(question: str, codes: bool) -> None:
     assert lexical_weight(question) == (LEXICAL_WEIGHT_CODES if codes else LEXICAL_WEIGHT)

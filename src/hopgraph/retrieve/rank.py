@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hopgraph.ingest.mentions import is_code
 from hopgraph.records import Hit
 
@@ -17,16 +19,22 @@ LEXICAL_WEIGHT_CODES = 0.7
 # name, which words match whole while its embedding is mostly the question's.
 LEXICAL_WEIGHT_PROBES = 0.15
 _EDGES = ".,;:!?()[]{}\"'“”‘’"
+# A bare number of five digits or more: no count or year, but a record's number ("work order
+# 772015", "UPRN 100071215019", "ISO 45001"). Amounts carry their commas ("38,400").
+_LONG_NUMBER = re.compile(r"\d{5,}")
 
 
 def has_code(question: str) -> bool:
-    """Whether the question holds an identifier ("IR-2330", "KD-P-40251",
-    "WO/2025/0413"; the extractor's `is_code`)."""
+    """Whether the question holds an identifier: a code ("IR-2330", "KD-P-40251",
+    "WO/2025/0413"; the extractor's `is_code`) or a bare number of five digits or more
+    (`_LONG_NUMBER`: the work order of "work order 772015", a property's UPRN). Such a
+    number is no question entity (`lexicon.link` links no number alone); BM25 matches it
+    whole, as it does a code."""
     for word in question.split():
         word = word.strip(_EDGES)
         if word.endswith(("'s", "’s")):
             word = word[:-2]
-        if is_code(word):
+        if is_code(word) or _LONG_NUMBER.fullmatch(word):
             return True
     return False
 
