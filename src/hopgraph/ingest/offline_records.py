@@ -13,9 +13,8 @@ from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, voc
 from hopgraph.records import LoadReport, PassageRecord, Triplet
 
 PROGRESS_EVERY = 16  # chunks between two progress calls: a stop waits for at most these
-
-
 HOLDS = "is"  # the predicate of "person is post" (`sole_posts`)
+
 
 def extract_corpus(items: Iterable[dict[str, str]], source: str, rules: Rules | None = None
                    ) -> tuple[LoadReport, OfflineReport]:

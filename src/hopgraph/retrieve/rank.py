@@ -24,7 +24,7 @@ _EDGES = ".,;:!?()[]{}\"'“”‘’"
 _LONG_NUMBER = re.compile(r"\d{5,}")
 
 
-def has_code(question: str) -> bool:
+def has_identifier(question: str) -> bool:
     """Whether the question holds an identifier: a code ("IR-2330", "KD-P-40251",
     "WO/2025/0413"; the extractor's `is_code`) or a bare number of five digits or more
     (`_LONG_NUMBER`: the work order of "work order 772015", a property's UPRN). Such a
@@ -45,7 +45,7 @@ def lexical_weight(question: str) -> float:
     pieces that many codes share, so IR-2330 and IR-2322 embed alike, and a company's name
     in the question pulls its dense search to every letterhead; BM25 matches the code
     whole. (Both read at call time.)"""
-    return LEXICAL_WEIGHT_CODES if has_code(question) else LEXICAL_WEIGHT
+    return LEXICAL_WEIGHT_CODES if has_identifier(question) else LEXICAL_WEIGHT
 
 
 def search_weights(question: str, probes: int) -> list[float]:
@@ -55,7 +55,7 @@ def search_weights(question: str, probes: int) -> list[float]:
     company's suppliers, people and records, whose passages the same blurred words fill;
     on Wikipedia's questions, which hold none, a larger probe share lost recall:
     benchmarks/RESULTS.md, "Identifiers lean on BM25")."""
-    if has_code(question):
+    if has_identifier(question):
         return [LEXICAL_WEIGHT_CODES] * (probes + 1)
     return [LEXICAL_WEIGHT] + [LEXICAL_WEIGHT_PROBES] * probes
 
