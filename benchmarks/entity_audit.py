@@ -447,7 +447,7 @@ def report(result: Audit, sample: int) -> str:
               f"kept, but written on no single line: {len(result.not_on_a_line)}", ""]
     for kind in CLASSES:
         names = sorted(result.classes[kind], key=str.lower)
-        step = max(1, len(names) // sample) if names else 1
+        step = max(1, len(names) // sample) if names and sample else 1
         shown = names[::step][:sample]
         lines.append(f"{kind} ({len(names)}): " + " · ".join(repr(n) for n in shown))
     lines.append("kept, not on one line: "
@@ -460,9 +460,12 @@ def main() -> None:
     parser.add_argument("folder", nargs="?", help="a folder of .md/.txt/.pdf documents")
     parser.add_argument("--set", help="instead of a folder: build benchmarks/business/SET "
                                       "(dev, dev_b, dev_c, dev_d, holdout)")
-    parser.add_argument("--sample", type=int, default=15, help="names shown per class")
+    parser.add_argument("--sample", type=int, default=15,
+                        help="names shown per class (0: the counts only)")
     parser.add_argument("--json", metavar="FILE", help="also write every entity's class")
     args = parser.parse_args()
+    if args.sample < 0:
+        parser.error(f"--sample {args.sample}: give 0 or more names per class")
     if bool(args.folder) == bool(args.set):
         sys.exit("give a folder or --set")
     with tempfile.TemporaryDirectory(prefix="hopgraph-audit-") as tmp:

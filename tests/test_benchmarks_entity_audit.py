@@ -57,3 +57,14 @@ def test_a_row_of_a_table_laid_out_with_spaces_is_no_heading(tmp_path: Path) -> 
     corpus = audit.read_corpus(tmp_path)
     assert audit.classify("23/04/2025 00:30", corpus) == "date or number"
     assert audit.classify("Temperature log", corpus) == "heading"
+
+
+def test_the_report_shows_the_counts_with_no_names_when_asked_for_none() -> None:
+    audit = load_script()
+    classes = {kind: [] for kind in audit.CLASSES}
+    classes["generic"], classes["kept"] = ["Board", "Present"], ["Keller Polymers"]
+    result = audit.Audit(classes, relations=4, junk_relations=1, not_on_a_line=["Ashby"])
+    text = audit.report(result, 0)
+    assert "junk (every class but dates and numbers alone and kept): 2 (66.7%)" in text
+    assert "generic (2): \n" in text and "Board" not in text and "Ashby" not in text
+    assert "'Board'" in audit.report(result, 1)

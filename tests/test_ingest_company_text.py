@@ -350,3 +350,45 @@ def test_a_company_given_with_its_address_is_where_the_places_are() -> None:
     # two companies, each with its legal form, are both what the key says
     assert Triplet("SLA-2024-07", "copies to", "Solway Data Centres") in triplets
     assert Triplet("SLA-2024-07", "copies to", "Quayside Property Partners") in triplets
+
+
+def test_a_span_of_years_in_a_cell_is_one_value() -> None:
+    triplets = extract(None, "| Code | Estate | Built |\n|---|---|---|\n"
+                       "| WRF-03 | Larkhill | 1951-58 |\n| THX-01 | Millbeck | 1963–66 |\n"
+                       "| ASH-02 | Ashdyke | 2024/25 |\n| MIL-01 | Millhaven | 1999 |\n")
+    built = {t.subject: t.object for t in triplets if t.predicate == "built"}
+    assert built == {"WRF-03": "1951-58", "THX-01": "1963–66", "ASH-02": "2024/25",
+                     "MIL-01": "1999"}
+    # a date written with hyphens is still a date, not a span
+    assert Triplet("Report", "issued", "2025-01-13") in extract("Report", "Issued: 2025-01-13")
+
+
+def test_a_run_in_heading_in_bold_ends_at_its_full_stop() -> None:
+    text = ("**S-15 Old Bus Depot.** Full planning permission granted 30 April 2025.\n\n"
+            "**S-16 Foxglove Rise.** Land bought in August 2025.")
+    vocabulary = vocabulary_of([text, "a full list of land for sale"])
+    found = extract("Development pipeline", text, vocabulary=vocabulary)
+    ends = {name for t in found for name in (t.subject, t.object)}
+    assert {"S-15 Old Bus Depot", "S-16 Foxglove Rise"} <= ends
+    assert not {"Full", "Land"} & ends  # sentence openers, once the heading is a sentence
+    assert not any("*" in name for name in ends)
+
+
+def test_a_labels_value_opening_with_a_common_word_names_nothing_by_it() -> None:
+    vocabulary = vocabulary_of(["the plan was approved", "call my mobile",
+                                "Status: Approved at the Board meeting of 23 September 2025",
+                                "Office 01632 960 418 | Mobile 07700 900 552"])
+    found = extract("Minutes", "Status: Approved at the Board meeting of 23 September 2025\n"
+                    "Office 01632 960 418 | Mobile 07700 900 552\n"
+                    "Supplier: Dunmore Recycling\nIATA: ART", vocabulary=vocabulary)
+    ends = {name for t in found for name in (t.subject, t.object)}
+    assert not {"Approved", "Mobile"} & ends
+    assert {"Board", "Dunmore Recycling", "ART"} <= ends  # names and codes after a label stay
+
+
+def test_a_quoted_subjects_reply_mark_is_no_name() -> None:
+    text = "> Subject: RE: Second entrapment in lift L2 this year"
+    found = extract(None, text, vocabulary=vocabulary_of([text, "the second visit"]))
+    assert not any("RE" in (t.subject, t.object) for t in found)
+    found = extract(None, "Subject: RE: Lift L2 inspection by Anna Berg")
+    assert {"Lift L2", "Anna Berg"} <= {name for t in found for name in (t.subject, t.object)}

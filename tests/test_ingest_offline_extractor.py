@@ -162,3 +162,7 @@ def test_a_list_items_marker_does_not_hide_its_opening_word() -> None:
            "1. Products ship from Bergen."
     found = as_tuples(extract(None, text))
     assert not any({"Staff", "Products"} & {s, o} for s, _, o in found)
+    lettered = "Our staff and our products are listed here.\n(a) Staff meet Ingrid Solberg " \
+        "weekly.\nb) Products ship from Bergen.\n(iv) Staff visit Tomas Berg."
+    found = as_tuples(extract(None, lettered))
+    assert not any({"Staff", "Products"} & {s, o} for s, _, o in found)

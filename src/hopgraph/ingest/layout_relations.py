@@ -114,6 +114,7 @@ _UNIT = (r"(?:%|per cent|percent|kg|g|mg|t|tonnes?|km|m|cm|mm|l|ml|litres?|hours
 _VALUE = re.compile(
     rf"\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}"
     rf"|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|\d{{4}}-\d{{2}}-\d{{2}}"  # 13/01/2025, 2025-01-13
+    rf"|\d{{4}}\s?[-–/]\s?\d{{2}}(?:\d{{2}})?\b"  # a span of years: 1951-58, 2024/25
     rf"|(?:[£$€]\s?)?\d[\d,.]*(?:\s?{_UNIT}\b)?")
 
 

@@ -296,6 +296,9 @@ def sentences_of(lines: list[str], rules: Rules) -> list[list[tuple[str, str]]]:
     """Each line's sentences as (spacing, token) pairs, from their first word on."""
     found = []
     for line in lines:
+        # Markdown's strong emphasis marks no word; a run-in heading's closing marks ("**S-15
+        # Old Bus Depot.** Full planning ...") would keep its full stop from ending it
+        line = line.replace("**", "").rstrip()
         if not line.strip():
             continue
         for paragraph in segmenter.analyze(line):
@@ -338,12 +341,18 @@ def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
 _CLAUSE = re.compile(r"^\d+(?:\.\d+)+\.?$")  # "3.2", "1.1.4": a clause's number
 
 
+# A list item's letter or small roman numeral before its ")": "(a)", "b)", "(iv)"
+_ITEM_LETTER = re.compile(r"[a-z]|[ivx]{1,4}", re.IGNORECASE)
+
+
 def _from_first_word(sentence: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The sentence from its first word on: a list item's "-" or "1." (or a clause's "3.2")
-    does not make its first word any less the sentence's opening word."""
+    """The sentence from its first word on: a list item's "-", "1." or "(a)" (or a clause's
+    "3.2") does not make its first word any less the sentence's opening word."""
     for index, (_, value) in enumerate(sentence):
+        closed = index + 1 < len(sentence) and sentence[index + 1][1] == ")"
         numbered = is_number(value) and index + 1 < len(sentence) and (
             sentence[index + 1][1] in (".", ")") or _CLAUSE.match(value))
-        if WORD.search(value) and not numbered:
+        lettered = closed and _ITEM_LETTER.fullmatch(value) is not None
+        if WORD.search(value) and not numbered and not lettered:
             return sentence[index:]
     return sentence

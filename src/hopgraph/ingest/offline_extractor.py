@@ -263,12 +263,38 @@ def _owned(tokens: list[str], found: list[Mention], names: list[str]) -> list[Tr
     return linked
 
 
+_VALUE_OPENERS = frozenset(":|")
+
+
+def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) -> bool:
+    """Whether a one-word mention opens a label's value ("Status: Approved at the Board",
+    "Office 01632 960 418 | Mobile 07700 900 552") and is a word the texts also write in
+    lower case: capitalized because it opens the value, as a sentence's first word is."""
+    word = tokens[mention.start]
+    return mention.end - mention.start == 1 and mention.start > 0 \
+        and tokens[mention.start - 1] in _VALUE_OPENERS \
+        and word.istitle() and word.lower() in vocabulary.lower
+
+
+_REPLY_MARKS = frozenset({"re", "fw", "fwd"})
+
+
+def _reply_mark(tokens: list[str], mention: Mention) -> bool:
+    """Whether a mention is a quoted e-mail subject's "RE:" or "FW:": no name."""
+    return mention.end - mention.start == 1 and mention.end < len(tokens) \
+        and tokens[mention.end] == ":" and tokens[mention.start].lower() in _REPLY_MARKS
+
+
 def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary | None,
                  title: str | None) -> list[Mention]:
     """Without a one-word mention opening the sentence ("Staff meet on Fridays", "Products
     ship in June") that the texts also write in lower case, or never capitalize inside a
     sentence: capitalized for grammar, not because it names something. A longer one that
-    opens with such a word and "the" keeps the name after them."""
+    opens with such a word and "the" keeps the name after them. The same for a one-word
+    mention opening a label's value (`_opens_value`); never a quoted subject's "RE:"."""
+    found = [m for m in found if not _reply_mark(tokens, m)]
+    if vocabulary is not None:
+        found = [m for m in found if not _opens_value(tokens, m, vocabulary)]
     if vocabulary is None or not found or found[0].start != 0 \
             or found[0].text == title or is_number(tokens[0]):
         return found
