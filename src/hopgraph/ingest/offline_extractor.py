@@ -263,7 +263,7 @@ def _owned(tokens: list[str], found: list[Mention], names: list[str]) -> list[Tr
     return linked
 
 
-_VALUE_OPENERS = frozenset(":|")
+_VALUE_OPENERS = frozenset({":", "|"})
 
 
 def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) -> bool:
