@@ -39,8 +39,10 @@ MIN_ALIGNED = 2  # cell starts (past the first) two rows must share to be one ta
 MAX_KEY_CHARS = 40
 EMAIL_KEYS = {"from": "from", "to": "wrote to", "cc": "wrote to", "subject": "wrote about",
               "re": "wrote about", "date": "wrote on", "sent": "wrote on"}
-_REPLY_PREFIX = re.compile(r"^\s*(?:(?:re|fw|fwd|aw|sv|tr|wg)\s*(?:\[\d+\])?\s*:\s*)+",
-                           re.I)
+# What a reply or a forward puts before an e-mail's subject, in several languages' mail programs
+REPLY_MARKS = frozenset({"re", "fw", "fwd", "aw", "sv", "tr", "wg"})
+_REPLY_PREFIX = re.compile(
+    rf"^\s*(?:(?:{'|'.join(sorted(REPLY_MARKS))})\s*(?:\[\d+\])?\s*:\s*)+", re.I)
 
 
 _LEGEND_ENTRY = re.compile(r"^\s*(?P<code>[A-Z][A-Z0-9+/&-]{1,9})\s*=\s*(?P<meaning>\S.*?)[.\s]*$")

@@ -349,10 +349,10 @@ def _from_first_word(sentence: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The sentence from its first word on: a list item's "-", "1." or "(a)" (or a clause's
     "3.2") does not make its first word any less the sentence's opening word."""
     for index, (_, value) in enumerate(sentence):
-        closed = index + 1 < len(sentence) and sentence[index + 1][1] == ")"
-        numbered = is_number(value) and index + 1 < len(sentence) and (
-            sentence[index + 1][1] in (".", ")") or _CLAUSE.match(value))
-        lettered = closed and _ITEM_LETTER.fullmatch(value) is not None
+        after = sentence[index + 1][1] if index + 1 < len(sentence) else None
+        numbered = after is not None and is_number(value) and (
+            after in (".", ")") or _CLAUSE.match(value) is not None)
+        lettered = after == ")" and _ITEM_LETTER.fullmatch(value) is not None
         if WORD.search(value) and not numbered and not lettered:
             return sentence[index:]
     return sentence

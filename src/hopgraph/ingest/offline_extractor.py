@@ -276,13 +276,11 @@ def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) ->
         and word.istitle() and word.lower() in vocabulary.lower
 
 
-_REPLY_MARKS = frozenset({"re", "fw", "fwd"})
-
-
 def _reply_mark(tokens: list[str], mention: Mention) -> bool:
-    """Whether a mention is a quoted e-mail subject's "RE:" or "FW:": no name."""
+    """Whether a mention is a quoted e-mail subject's "RE:" or "FW:" (`fields.REPLY_MARKS`,
+    which the e-mail header's subject is read without): no name."""
     return mention.end - mention.start == 1 and mention.end < len(tokens) \
-        and tokens[mention.end] == ":" and tokens[mention.start].lower() in _REPLY_MARKS
+        and tokens[mention.end] == ":" and tokens[mention.start].lower() in fields.REPLY_MARKS
 
 
 def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary | None,
