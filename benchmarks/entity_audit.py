@@ -19,7 +19,9 @@ of these that applies, judged against the documents' own text:
 3. glued: written on no single line, but across a line break where one of the two lines is
    a heading line, a `Key: value` line, a list item or a table row, or the first ends a
    sentence ("Grace Whitlow Outcome" from "...: Grace Whitlow" over "Outcome: ..."). A name
-   carried over by the wrapping of its paragraph is not glued.
+   carried over by the wrapping of its paragraph is not glued. Also glued: a name with a
+   hyphen that the documents write nowhere but with spaces around that hyphen, as a dash
+   between two things ("Finding 2-Gas" from "Finding 2 - Gas safety records").
 4. fragment: a proper part of a longer name or identifier: every time the documents write the
    entity, on one line, it is glued to more of a name: a hyphen and more characters ("PX"
    of "PX-310", "2025" of "CA-2025-017"), a possessive and a capitalised word ("Miller" of
@@ -300,6 +302,12 @@ def _named_in_text(name: str, lines: list[str]) -> bool:
 def _glued(name: str, corpus: Corpus) -> bool:
     if _written(name, corpus.lines):
         return False
+    if "-" in name:  # "Finding 2-Gas" from "Finding 2 - Gas safety records"
+        dashed = re.compile(r"(?<![\w])" + r"(\s+-\s+|-)".join(
+            re.escape(part) for part in name.split("-")) + r"(?![\w])")
+        if any(any(hyphen != "-" for hyphen in match.groups())
+               for line in corpus.lines for match in dashed.finditer(line)):
+            return True
     pattern = _occurrence(name)
     for first, second in corpus.breaks:
         joined = f"{first} {second}"

@@ -59,6 +59,19 @@ def test_a_row_of_a_table_laid_out_with_spaces_is_no_heading(tmp_path: Path) -> 
     assert audit.classify("Temperature log", corpus) == "heading"
 
 
+def test_a_name_glued_across_a_spaced_dash_is_glued(tmp_path: Path) -> None:
+    audit = load_script()
+    (tmp_path / "notes.txt").write_text(
+        "Call back 15:40 - Aldgate confirm the part.\n"
+        "Rejected load LD-250311-07 - Normanton 11/03.\nSaint-Denis is a town.\n",
+        encoding="utf-8")
+    corpus = audit.read_corpus(tmp_path)
+    assert audit.classify("15:40-Aldgate", corpus) == "glued"
+    assert audit.classify("LD-250311-07-Normanton", corpus) == "glued"
+    assert audit.classify("LD-250311-07", corpus) == "kept"
+    assert audit.classify("Saint-Denis", corpus) == "kept"
+
+
 def test_the_report_shows_the_counts_with_no_names_when_asked_for_none() -> None:
     audit = load_script()
     classes = {kind: [] for kind in audit.CLASSES}

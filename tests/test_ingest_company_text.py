@@ -392,3 +392,58 @@ def test_a_quoted_subjects_reply_mark_is_no_name() -> None:
     assert not any("RE" in (t.subject, t.object) for t in found)
     found = extract(None, "Subject: RE: Lift L2 inspection by Anna Berg")
     assert {"Lift L2", "Anna Berg"} <= {name for t in found for name in (t.subject, t.object)}
+
+
+def test_a_spaced_hyphen_is_a_dash_between_two_things_not_a_joiner() -> None:
+    assert names("Call back 15:40 - Aldgate confirm the part.")[-1] == "Aldgate"
+    assert names("Tender reference: BH/PROC/2022/11 (Lot 1 - Wrenfield)")[-2:] == [
+        "Lot 1", "Wrenfield"]
+    assert names("A4  Speck count at Coalville - Marek Nowak - ongoing")[-2:] == [
+        "Coalville", "Marek Nowak"]
+    assert names("Rejected load LD-250311-07 - Normanton 11/03")[1:3] == [
+        "LD-250311-07", "Normanton"]
+    assert names("Orrin-Tate and Saint-Denis sign.")[:2] == ["Orrin-Tate", "Saint-Denis"]
+    # The word after the dash opens a phrase, as a label's value does: no name when the
+    # texts also write it in lower case.
+    text = "Finding 2 - Gas safety records loaded late by the gas team"
+    ends = {name for t in extract("Audit", text) for name in (t.subject, t.object)}
+    assert "Finding 2" in ends and not {"Gas", "Finding 2-Gas"} & ends
+
+
+def test_text_that_spaces_out_every_hyphen_keeps_its_spaced_hyphens_in_names() -> None:
+    from hopgraph.ingest.mentions import spaces_hyphens
+
+    tokenized = "Italy declared war on Austria - Hungary, an air - cooled empire."
+    assert spaces_hyphens([tokenized])
+    assert not spaces_hyphens(["Call back 15:40 - Aldgate about IR-2322."])
+    assert not spaces_hyphens(["No hyphen here."])
+    sentence = sentences_of([tokenized], Rules())[0]
+    tokens, spacing = [v for _, v in sentence], [s for s, _ in sentence]
+    assert [m.text for m in mentions(tokens, Rules(), spacing, spaced_hyphens=True)] == [
+        "Italy", "Austria-Hungary"]
+    assert [m.text for m in mentions(tokens, Rules(), spacing)] == [
+        "Italy", "Austria", "Hungary"]
+    # ...but not after a number: "1987 - On November 1" is a date and a new phrase.
+    sentence = sentences_of(["Released 1987 - On November 1 it charted."], Rules())[0]
+    found = mentions([v for _, v in sentence], Rules(), [s for s, _ in sentence], True)
+    assert not any("-" in m.text for m in found)
+
+
+def test_each_document_keeps_its_own_way_of_writing_hyphens() -> None:
+    from hopgraph.ingest.documents import chunk_documents
+    from hopgraph.ingest.offline_records import extract_chunks, extract_corpus
+    from hopgraph.ingest.reading import Document
+
+    wiki = "The Harley - Davidson engine was built in Milwaukee."
+    memo = "Visit to Coalville - Marek Nowak met Anna Berg there. Ref IR-2322."
+    load, _ = extract_chunks(chunk_documents([Document("wiki.txt", wiki, "txt"),
+                                              Document("memo.txt", memo, "txt")]))
+    ends = {name for record in load.records for t in record.triplets
+            for name in (t.subject, t.object)}
+    assert "Harley-Davidson" in ends and "Marek Nowak" in ends
+    assert "Coalville-Marek Nowak" not in ends
+    load, _ = extract_corpus([{"title": "Engine", "text": wiki},
+                              {"title": "Memo", "text": memo}], "corpus.json")
+    ends = {name for record in load.records for t in record.triplets
+            for name in (t.subject, t.object)}
+    assert "Harley-Davidson" in ends and "Marek Nowak" in ends

@@ -17,7 +17,10 @@ name.
   `Vocabulary.joined`);
 - "lone numbers" (off by default): a number alone ("410", "2025") is a name; by default
   only a number with the month or unit beside it is (a date, an amount), a value;
-- a list item's marker or a clause's number ("1.", "3.2") opens no name.
+- a list item's marker or a clause's number ("1.", "3.2") opens no name;
+- a hyphen with a space on each side is a dash between two things ("Finding 2 - Gas safety",
+  "Coalville - Marek Nowak"), not a joiner, unless the document spaces out every hyphen it
+  writes, as text tokenized before it reached us does ("Catherine Zeta - Jones": `dashes`).
 """
 
 from __future__ import annotations
@@ -115,7 +118,7 @@ def postcode_at(tokens: list[str], i: int) -> bool:
 
 def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int:
     """How many tokens from `j` on continue the mention before `j` (0: it ends there; a line
-    break before a token ends it too)."""
+    break before a token ends it too, and so does a dash set apart: `dashes`)."""
     if breaks[j] or postcode_at(tokens, j):
         return 0
     nxt, before = tokens[j], tokens[j - 1]
@@ -153,6 +156,37 @@ _LEGAL_FORM = re.compile(r"(?:,?\s+(?:Ltd|Limited|Inc|Incorporated|LLC|LLP|plc|P
                          r"S\.?A|B\.?V|N\.?V|Co|Corp)\.?)+$")
 
 
+def dashes(tokens: list[str], spacing: list[str] | None, spaced_hyphens: bool = False
+           ) -> list[int]:
+    """Where a hyphen with a space on each side is a dash between two things, not a joiner
+    inside a name: "Finding 2 - Gas safety", "Call back 15:40 - Aldgate", "Coalville -
+    Marek Nowak - ongoing". In a text that spaces out every hyphen (`spaced_hyphens`:
+    "Catherine Zeta - Jones", "air - cooled") it still joins, but not after a number
+    ("1987 - On November 1")."""
+    if spacing is None:
+        return []
+    return [k for k in range(1, len(tokens) - 1)
+            if tokens[k] == "-" and spacing[k] != "" and spacing[k + 1] != ""
+            and (not spaced_hyphens or is_number(tokens[k - 1]))]
+
+
+_HYPHEN = re.compile(r"[^\W_]-[^\W_]")
+_SPACED_HYPHEN = re.compile(r"[^\W_] - [^\W_]")
+
+
+def spaces_hyphens(texts: Iterable[str]) -> bool:
+    """Whether texts space out every hyphen they write ("Austria - Hungary", "air -
+    cooled"), as some text tokenized before it reached us does: a hyphen with spaces
+    around it, and never one between two letters or digits. A writer who writes "IR-2322"
+    or "follow-up" means a spaced hyphen as a dash."""
+    spaced = False
+    for text in texts:
+        if _HYPHEN.search(text):
+            return False
+        spaced = spaced or _SPACED_HYPHEN.search(text) is not None
+    return spaced
+
+
 def without_legal_form(name: str) -> str:
     """A company's name without its legal form ("Keller Polymers B.V." is the "Keller
     Polymers" other documents write): one entity however its documents write it."""
@@ -172,15 +206,18 @@ def written(tokens: list[str], spacing: list[str] | None, i: int, j: int) -> str
     return without_legal_form(_SPACED_JOINER.sub(r"\1", text))
 
 
-def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None
-             ) -> list[Mention]:
+def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
+             spaced_hyphens: bool = False) -> list[Mention]:
     """The mentions of one sentence's tokens (`spacing`: the text before each token, to
-    write a mention as it was written; one space each by default)."""
+    write a mention as it was written; one space each by default; `spaced_hyphens`: the
+    text spaces out every hyphen, `Vocabulary.spaced_hyphens`)."""
     found: list[Mention] = []
     i, n = 0, len(tokens)
     # A line break ends a name, and so does a gap of spaces (columns of a table or a form).
     breaks = ([_GAP.search(space) is not None for space in spacing] if spacing is not None
               else [False] * n)
+    for k in dashes(tokens, spacing, spaced_hyphens):
+        breaks[k] = True
     while i < n:
         value = tokens[i]
         if postcode_at(tokens, i):
@@ -258,6 +295,8 @@ class Vocabulary:
     named: frozenset[str]
     # "A and B C" names written more than once, or ending as a company does (`joined`).
     joined: frozenset[str] = frozenset()
+    # The texts space out every hyphen, so a spaced one may join a name (`spaces_hyphens`).
+    spaced_hyphens: bool = False
 
     def capitalized_for_grammar(self, word: str) -> bool:
         """Whether a capitalized word opening a sentence or a phrase ("Staff meet on
@@ -272,6 +311,7 @@ _INSIDE = re.compile(r"(?:(?<=[^\W_] )|(?<=[^\W_][,;:] ))([^\W\d_][\w'’-]*)")
 
 def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
     """The vocabulary of some texts (a passage, a document, a whole ingest)."""
+    texts = list(texts)
     lower: set[str] = set()
     named: set[str] = set()
     pairs: dict[str, int] = {}
@@ -284,7 +324,8 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
     joined = {form for name, count in pairs.items()
               if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS
               for form in (name, without_legal_form(name))}  # mentions drop the legal form
-    return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined))
+    return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined),
+                      spaces_hyphens(texts))
 
 
 _NAME_WORD = r"[A-Z][\w'’&-]*(?:\.\w+)*"  # "B.V" inside a name, not a sentence's full stop
@@ -314,7 +355,8 @@ def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
     names: list[str] = []
     for sentence in sentences_of([text], rules):
         tokens = [value for _, value in sentence]
-        found = mentions(tokens, rules, [space for space, _ in sentence])
+        found = mentions(tokens, rules, [space for space, _ in sentence],
+                         vocabulary.spaced_hyphens)
         names.extend(m.text for m in joined(tokens, found, vocabulary)
                      if " " in m.text or m.text.lower() not in vocabulary.lower
                      or is_code(m.text))

@@ -143,10 +143,11 @@ def _prose(layout: fields.Layout | str, rules: Rules
     return found
 
 
-def _sentence_mentions(tokens: list[str], rules: Rules, spacing: list[str]) -> list[Mention]:
+def _sentence_mentions(tokens: list[str], rules: Rules, spacing: list[str],
+                       spaced_hyphens: bool) -> list[Mention]:
     """The rules' mentions, or with `rules.names` "spacy" or "both", spaCy's names or the
     rules' corrected by them (`ingest.spacy_names`)."""
-    found = mentions(tokens, rules, spacing)
+    found = mentions(tokens, rules, spacing, spaced_hyphens)
     if rules.names == "rules":
         return found
     from hopgraph.ingest.spacy_names import corrected
@@ -188,7 +189,8 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     sentences = [[value for _, value in sentence] for sentence in analyzed]
     report.sentences += len(sentences)
     found = [joined(tokens, _drop_common(
-                 tokens, _sentence_mentions(tokens, rules, [space for space, _ in sentence]),
+                 tokens, _sentence_mentions(tokens, rules, [space for space, _ in sentence],
+                                            vocabulary.spaced_hyphens),
                  vocabulary if rules.common_words else None, title), vocabulary)
              for tokens, sentence in zip(sentences, analyzed, strict=True)]
     names = surnames({m.text for ms in found for m in ms}) if rules.surnames else {}
@@ -263,13 +265,16 @@ def _owned(tokens: list[str], found: list[Mention], names: list[str]) -> list[Tr
     return linked
 
 
-_VALUE_OPENERS = frozenset({":", "|"})
+# A label's colon, a column's bar, a spaced hyphen's dash (`mentions.dashes`): the word
+# after them opens a value or a phrase.
+_VALUE_OPENERS = frozenset({":", "|", "-"})
 
 
 def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) -> bool:
     """Whether a one-word mention opens a label's value ("Status: Approved at the Board",
-    "Office 01632 960 418 | Mobile 07700 900 552") and is a word the texts also write in
-    lower case: capitalized because it opens the value, as a sentence's first word is."""
+    "Office 01632 960 418 | Mobile 07700 900 552") or a phrase after a dash ("Finding 2 -
+    Gas safety records") and is a word the texts also write in lower case: capitalized
+    because it opens the value, as a sentence's first word is."""
     word = tokens[mention.start]
     return mention.end - mention.start == 1 and mention.start > 0 \
         and tokens[mention.start - 1] in _VALUE_OPENERS \

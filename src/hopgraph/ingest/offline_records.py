@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from hopgraph.ingest import fields, spacy_names
 from hopgraph.ingest.documents import Chunk
 from hopgraph.ingest.heading_names import heading_post
+from hopgraph.ingest.mentions import spaces_hyphens
 from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, vocabulary_of
 from hopgraph.records import LoadReport, PassageRecord, Triplet
 
@@ -32,8 +34,8 @@ def extract_corpus(items: Iterable[dict[str, str]], source: str, rules: Rules | 
             load.skip_row(f"{source}:[{i}]", "no text")
             continue
         passage = f"{title}\n{text}" if title else text
-        load.records.append(PassageRecord(passage, extract(title, text, rules, stats,
-                                                           vocabulary),
+        own = replace(vocabulary, spaced_hyphens=spaces_hyphens([text]))  # its own hyphens
+        load.records.append(PassageRecord(passage, extract(title, text, rules, stats, own),
                                           metadata={"title": title}, source=f"{source}:[{i}]"))
     return load, stats
 
@@ -121,10 +123,16 @@ def extract_chunks(chunks: Iterable[Chunk], rules: Rules | None = None,
     spacy_names.prefetch((chunk.text for chunk in chunks), rules or Rules())
     posts = sole_posts(chunks)
     codes = legends(chunks)
+    texts: dict[str, list[str]] = {}
+    for chunk in chunks:
+        texts.setdefault(chunk.doc, []).append(chunk.text)
+    # How a document writes its hyphens is its writer's habit, not the ingest's.
+    own = {doc: replace(vocabulary, spaced_hyphens=spaces_hyphens(written))
+           for doc, written in texts.items()}
     for done, chunk in enumerate(chunks):
         if progress is not None and done % PROGRESS_EVERY == 0:
             progress("extract", done, len(chunks))
-        triplets = _decoded(extract(chunk.title, chunk.text, rules, stats, vocabulary),
+        triplets = _decoded(extract(chunk.title, chunk.text, rules, stats, own[chunk.doc]),
                             codes.get(chunk.doc, {}))
         if chunk.headings and chunk.headings[-1] in posts:
             triplets.append(posts[chunk.headings[-1]])
