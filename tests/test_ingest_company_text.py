@@ -447,3 +447,15 @@ def test_each_document_keeps_its_own_way_of_writing_hyphens() -> None:
     ends = {name for record in load.records for t in record.triplets
             for name in (t.subject, t.object)}
     assert "Harley-Davidson" in ends and "Marek Nowak" in ends
+
+
+def test_a_name_written_in_lower_case_only_in_addresses_is_no_common_word() -> None:
+    record = "Estate: WRF-01\nTown: Wrenfield\nStatus: Approved"
+    texts = [record, "Contact: repairs@wrenfield.example.org or https://wrenfield.example.org",
+             "The status was approved"]
+    found = extract(None, record, vocabulary=vocabulary_of(texts))
+    assert Triplet("WRF-01", "town", "Wrenfield") in found
+    assert not any(t.object == "Approved" for t in found)  # a word, written in lower case
+    # ...but a text that writes it in lower case outside an address makes it a word too
+    found = extract(None, record, vocabulary=vocabulary_of([*texts, "the wrenfield road"]))
+    assert not any(t.object == "Wrenfield" for t in found)

@@ -297,6 +297,14 @@ class Vocabulary:
     joined: frozenset[str] = frozenset()
     # The texts space out every hyphen, so a spaced one may join a name (`spaces_hyphens`).
     spaced_hyphens: bool = False
+    # `lower` but for e-mail addresses and links, which write names in lower case
+    # ("claims@kirkgate.co.uk"); None: the same as `lower`.
+    worded: frozenset[str] | None = None
+
+    def a_word(self, name: str) -> bool:
+        """Whether a one-word name alone in a field's value or a cell, or opening one, is
+        a word: the texts write it in lower case, addresses and links aside."""
+        return name.lower() in (self.lower if self.worded is None else self.worded)
 
     def capitalized_for_grammar(self, word: str) -> bool:
         """Whether a capitalized word opening a sentence or a phrase ("Staff meet on
@@ -306,6 +314,8 @@ class Vocabulary:
         return word.lower() in self.lower or word not in self.named
 
 
+_LOWER = re.compile(r"\b[^\W\d_A-Z][^\W\d_]*")
+_ADDRESS = re.compile(r"\S+@\S+|\w+://\S+|www\.\S+")
 _INSIDE = re.compile(r"(?:(?<=[^\W_] )|(?<=[^\W_][,;:] ))([^\W\d_][\w'’-]*)")
 
 
@@ -313,10 +323,12 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
     """The vocabulary of some texts (a passage, a document, a whole ingest)."""
     texts = list(texts)
     lower: set[str] = set()
+    worded: set[str] = set()
     named: set[str] = set()
     pairs: dict[str, int] = {}
     for text in texts:
-        lower.update(re.findall(r"\b[^\W\d_A-Z][^\W\d_]*", text))
+        lower.update(_LOWER.findall(text))
+        worded.update(_LOWER.findall(_ADDRESS.sub(" ", text)))
         named.update(word for line in text.splitlines() for word in _INSIDE.findall(line)
                      if is_cap(word))
         for found in _AND_NAMES.finditer(text):
@@ -325,7 +337,7 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
               if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS
               for form in (name, without_legal_form(name))}  # mentions drop the legal form
     return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined),
-                      spaces_hyphens(texts))
+                      spaces_hyphens(texts), frozenset(worded))
 
 
 _NAME_WORD = r"[A-Z][\w'’&-]*(?:\.\w+)*"  # "B.V" inside a name, not a sentence's full stop
@@ -358,8 +370,7 @@ def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
         found = mentions(tokens, rules, [space for space, _ in sentence],
                          vocabulary.spaced_hyphens)
         names.extend(m.text for m in joined(tokens, found, vocabulary)
-                     if " " in m.text or m.text.lower() not in vocabulary.lower
-                     or is_code(m.text))
+                     if " " in m.text or not vocabulary.a_word(m.text) or is_code(m.text))
     return list(dict.fromkeys(names))
 
 

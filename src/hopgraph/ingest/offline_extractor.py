@@ -278,7 +278,7 @@ def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) ->
     word = tokens[mention.start]
     return mention.end - mention.start == 1 and mention.start > 0 \
         and tokens[mention.start - 1] in _VALUE_OPENERS \
-        and word.istitle() and word.lower() in vocabulary.lower
+        and word.istitle() and vocabulary.a_word(word)
 
 
 def _reply_mark(tokens: list[str], mention: Mention) -> bool:
