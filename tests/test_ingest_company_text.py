@@ -405,9 +405,10 @@ def test_a_spaced_hyphen_is_a_dash_between_two_things_not_a_joiner() -> None:
     assert names("Orrin-Tate and Saint-Denis sign.")[:2] == ["Orrin-Tate", "Saint-Denis"]
     # The word after the dash opens a phrase, as a label's value does: no name when the
     # texts also write it in lower case.
-    text = "Finding 2 - Gas safety records loaded late by the gas team"
-    ends = {name for t in extract("Audit", text) for name in (t.subject, t.object)}
-    assert "Finding 2" in ends and not {"Gas", "Finding 2-Gas"} & ends
+    for dash in ("-", "–", "—"):
+        text = f"Finding 2 {dash} Gas safety records loaded late by the gas team"
+        ends = {name for t in extract("Audit", text) for name in (t.subject, t.object)}
+        assert "Finding 2" in ends and not {"Gas", "Finding 2-Gas"} & ends
 
 
 def test_text_that_spaces_out_every_hyphen_keeps_its_spaced_hyphens_in_names() -> None:

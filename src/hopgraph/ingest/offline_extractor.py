@@ -265,9 +265,9 @@ def _owned(tokens: list[str], found: list[Mention], names: list[str]) -> list[Tr
     return linked
 
 
-# A label's colon, a column's bar, a spaced hyphen's dash (`mentions.dashes`): the word
+# A label's colon, a column's bar, a dash (a spaced hyphen: `mentions.dashes`): the word
 # after them opens a value or a phrase.
-_VALUE_OPENERS = frozenset({":", "|", "-"})
+_VALUE_OPENERS = frozenset({":", "|", "-", "–", "—"})
 
 
 def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) -> bool:
