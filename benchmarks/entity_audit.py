@@ -27,10 +27,11 @@ of these that applies, judged against the documents' own text:
    of "PX-310", "2025" of "CA-2025-017"), a possessive and a capitalised word ("Miller" of
    "Miller's Wharf"), "&", "and" or "of" and a capitalised word when the entity's own word
    there is capitalised too ("Hollis" of "Hollis and Grant Foods"), or a capitalised word
-   or identifier right beside it (a legal form after it, "Ltd", "plc", is not more of the
-   name: the extractor leaves it out on purpose). A capitalised word counts as part of a
-   name when it stands inside a sentence, or opens one and is written nowhere in lower
-   case; function words ("The", "In"), month and weekday names never do. A word set off
+   or identifier right beside it (a legal form after it, "Ltd", "plc", and a courtesy title
+   before it, "Mrs", are not more of the name: the extractor leaves them out on purpose;
+   the courtesy title was added after the thirteenth stop). A capitalised word counts as
+   part of a name when it stands inside a sentence, or opens one and is written nowhere in
+   lower case; function words ("The", "In"), month and weekday names never do. A word set off
    by punctuation (a label's colon, a comma) is not glued to the entity. An entity written
    nowhere on one line is not judged here.
 5. date or number: dates, periods, amounts and numbers alone (digits, month and weekday
@@ -122,6 +123,9 @@ _KEY = re.compile(r"^\s*(?:[-*]\s+)?(?:\*\*)?([A-Za-z][\w .'’/()&-]{0,40}?)(?:
 _WORD = re.compile(r"[^\W\d_][\w'’]*")
 _TOKEN = re.compile(r"[\w£€$%µ]+(?:[.,:/'’-][\w]+)*")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;|#(>\-–—•]\s*|^\s*\d+(?:\.\d+)*\.?\s+)$")
+# A courtesy title before a person's name is not part of it either: the extractor leaves it
+# out on purpose ("Mrs Patricia Doyle" is Patricia Doyle; docs/extraction.md).
+HONORIFICS = frozenset(["mr", "mrs", "ms", "mx", "dr", "prof"])
 LEGAL_FORMS = frozenset(["ltd", "limited", "plc", "inc", "llc", "llp", "gmbh", "ag", "bv", "b.v",
                          "nv", "sa", "corp", "co"])
 _CONNECTOR = re.compile(r"^\s+(?:&|and|of|de)(?:\s+the)?\s+(\S+)")
@@ -372,7 +376,8 @@ def _name_token(token: str, inside: bool, corpus: Corpus, before: bool = False) 
         return False
     token = token.strip(",.;:!?()\"'’”“[]")
     if not token or token.lower() in FUNCTION or token.lower() in MONTHS \
-            or token.lower() in WEEKDAYS or (not before and token.lower() in LEGAL_FORMS):
+            or token.lower() in WEEKDAYS or (not before and token.lower() in LEGAL_FORMS) \
+            or (before and token.lower() in HONORIFICS):
         return False  # a legal form after a company's name is not part of it ("Keller Ltd")
     if re.search(r"[A-Za-z]", token) and re.search(r"\d", token):
         return True  # an identifier: KX-4, B97

@@ -70,6 +70,10 @@ def test_a_name_glued_across_a_spaced_dash_is_glued(tmp_path: Path) -> None:
     assert audit.classify("LD-250311-07-Normanton", corpus) == "glued"
     assert audit.classify("LD-250311-07", corpus) == "kept"
     assert audit.classify("Saint-Denis", corpus) == "kept"
+    (tmp_path / "complaint.txt").write_text(
+        "Complainant: Mrs Patricia Doyle (tenant since 2016)\n", encoding="utf-8")
+    corpus = audit.read_corpus(tmp_path)
+    assert audit.classify("Patricia Doyle", corpus) == "kept"  # "Mrs" is no more of her name
 
 
 def test_the_report_shows_the_counts_with_no_names_when_asked_for_none() -> None:
