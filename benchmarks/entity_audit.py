@@ -21,7 +21,8 @@ of these that applies, judged against the documents' own text:
    sentence ("Grace Whitlow Outcome" from "...: Grace Whitlow" over "Outcome: ..."). A name
    carried over by the wrapping of its paragraph is not glued. Also glued: a name with a
    hyphen that the documents write nowhere but with spaces around that hyphen, as a dash
-   between two things ("Finding 2-Gas" from "Finding 2 - Gas safety records").
+   between two things ("Finding 2-Gas" from "Finding 2 - Gas safety records"; added at
+   the fourteenth stop, when the extractor stopped making such names).
 4. fragment: a proper part of a longer name or identifier: every time the documents write the
    entity, on one line, it is glued to more of a name: a hyphen and more characters ("PX"
    of "PX-310", "2025" of "CA-2025-017"), a possessive and a capitalised word ("Miller" of

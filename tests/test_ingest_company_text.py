@@ -4,8 +4,9 @@ of common words, and relations from key–value lines, e-mail headers and table 
 
 from __future__ import annotations
 
-from hopgraph.ingest.mentions import Rules, mentions, sentences_of, vocabulary_of
+from hopgraph.ingest.mentions import Rules, mentions, sentences_of
 from hopgraph.ingest.offline_extractor import common_phrase, extract
+from hopgraph.ingest.vocabulary import vocabulary_of
 from hopgraph.records import Triplet
 
 
@@ -412,7 +413,7 @@ def test_a_spaced_hyphen_is_a_dash_between_two_things_not_a_joiner() -> None:
 
 
 def test_text_that_spaces_out_every_hyphen_keeps_its_spaced_hyphens_in_names() -> None:
-    from hopgraph.ingest.mentions import spaces_hyphens
+    from hopgraph.ingest.vocabulary import spaces_hyphens
 
     tokenized = "Italy declared war on Austria - Hungary, an air - cooled empire."
     assert spaces_hyphens([tokenized])

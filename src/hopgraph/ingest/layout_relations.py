@@ -12,8 +12,9 @@ import re
 from itertools import pairwise
 
 from hopgraph.ingest import fields
-from hopgraph.ingest.mentions import Rules, Vocabulary, is_code, names_in, without_legal_form
+from hopgraph.ingest.mentions import Rules, is_code, names_in, without_legal_form
 from hopgraph.ingest.roles import job_title, person_like
+from hopgraph.ingest.vocabulary import Vocabulary
 from hopgraph.records import Triplet
 
 MAX_VALUE_WORDS = 5

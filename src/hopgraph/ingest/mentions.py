@@ -26,10 +26,13 @@ name.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from syntok import segmenter
+
+if TYPE_CHECKING:  # the vocabulary module reads names with this one's rules
+    from hopgraph.ingest.vocabulary import Vocabulary
 
 
 def set_of(words: str) -> frozenset[str]:
@@ -170,23 +173,6 @@ def dashes(tokens: list[str], spacing: list[str] | None, spaced_hyphens: bool = 
             and (not spaced_hyphens or is_number(tokens[k - 1]))]
 
 
-_HYPHEN = re.compile(r"[^\W_]-[^\W_]")
-_SPACED_HYPHEN = re.compile(r"[^\W_] - [^\W_]")
-
-
-def spaces_hyphens(texts: Iterable[str]) -> bool:
-    """Whether texts space out every hyphen they write ("Austria - Hungary", "air -
-    cooled"), as some text tokenized before it reached us does: a hyphen with spaces
-    around it, and never one between two letters or digits. A writer who writes "IR-2322"
-    or "follow-up" means a spaced hyphen as a dash."""
-    spaced = False
-    for text in texts:
-        if _HYPHEN.search(text):
-            return False
-        spaced = spaced or _SPACED_HYPHEN.search(text) is not None
-    return spaced
-
-
 def without_legal_form(name: str) -> str:
     """A company's name without its legal form ("Keller Polymers B.V." is the "Keller
     Polymers" other documents write): one entity however its documents write it."""
@@ -284,65 +270,6 @@ def _merge_codes(sentence: list[tuple[str, str]]) -> list[tuple[str, str]]:
     if run:
         close()
     return merged
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """What the texts being ingested say of their words, for the "common words" rule: those
-    they write in lower case, and the capitalized ones they write inside a sentence."""
-
-    lower: frozenset[str]
-    named: frozenset[str]
-    # "A and B C" names written more than once, or ending as a company does (`joined`).
-    joined: frozenset[str] = frozenset()
-    # The texts space out every hyphen, so a spaced one may join a name (`spaces_hyphens`).
-    spaced_hyphens: bool = False
-    # `lower` but for e-mail addresses and links, which write names in lower case
-    # ("claims@kirkgate.co.uk"); None: the same as `lower`.
-    worded: frozenset[str] | None = None
-
-    def a_word(self, name: str) -> bool:
-        """Whether a one-word name alone in a field's value or a cell, or opening one, is
-        a word: the texts write it in lower case, addresses and links aside."""
-        return name.lower() in (self.lower if self.worded is None else self.worded)
-
-    def capitalized_for_grammar(self, word: str) -> bool:
-        """Whether a capitalized word opening a sentence or a phrase ("Staff meet on
-        Fridays", "Mobility scooters stored on the landings") is capitalized for grammar
-        only: the texts also write it in lower case, or never capitalize it inside a
-        sentence."""
-        return word.lower() in self.lower or word not in self.named
-
-
-_LOWER = re.compile(r"\b[^\W\d_A-Z][^\W\d_]*")
-_ADDRESS = re.compile(r"\S+@\S+|\w+://\S+|www\.\S+")
-_INSIDE = re.compile(r"(?:(?<=[^\W_] )|(?<=[^\W_][,;:] ))([^\W\d_][\w'’-]*)")
-
-
-def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
-    """The vocabulary of some texts (a passage, a document, a whole ingest)."""
-    texts = list(texts)
-    lower: set[str] = set()
-    worded: set[str] = set()
-    named: set[str] = set()
-    pairs: dict[str, int] = {}
-    for text in texts:
-        lower.update(_LOWER.findall(text))
-        worded.update(_LOWER.findall(_ADDRESS.sub(" ", text)))
-        named.update(word for line in text.splitlines() for word in _INSIDE.findall(line)
-                     if is_cap(word))
-        for found in _AND_NAMES.finditer(text):
-            pairs[found.group(0)] = pairs.get(found.group(0), 0) + 1
-    joined = {form for name, count in pairs.items()
-              if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS
-              for form in (name, without_legal_form(name))}  # mentions drop the legal form
-    return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined),
-                      spaces_hyphens(texts), frozenset(worded))
-
-
-_NAME_WORD = r"[A-Z][\w'’&-]*(?:\.\w+)*"  # "B.V" inside a name, not a sentence's full stop
-_NAME_WORDS = rf"{_NAME_WORD}(?: (?:of |the |& )?{_NAME_WORD})*"
-_AND_NAMES = re.compile(rf"(?<![\w'’-]){_NAME_WORDS} and {_NAME_WORDS}(?![\w'’-])")
 
 
 def sentences_of(lines: list[str], rules: Rules) -> list[list[tuple[str, str]]]:

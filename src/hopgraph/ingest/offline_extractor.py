@@ -41,15 +41,14 @@ from hopgraph.ingest.mentions import (
     WORD,
     Mention,
     Rules,
-    Vocabulary,
     is_number,
     joined,
     mentions,
     sentences_of,
     set_of,
-    vocabulary_of,
 )
 from hopgraph.ingest.names import surnames, title_entity
+from hopgraph.ingest.vocabulary import Vocabulary, vocabulary_of
 from hopgraph.records import Triplet
 
 __all__ = ["MAX_PREDICATE_WORDS", "OfflineReport", "Rules", "Vocabulary", "extract",

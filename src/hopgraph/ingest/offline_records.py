@@ -10,8 +10,8 @@ from dataclasses import replace
 from hopgraph.ingest import fields, spacy_names
 from hopgraph.ingest.documents import Chunk
 from hopgraph.ingest.heading_names import heading_post
-from hopgraph.ingest.mentions import spaces_hyphens
 from hopgraph.ingest.offline_extractor import OfflineReport, Rules, extract, vocabulary_of
+from hopgraph.ingest.vocabulary import spaces_hyphens
 from hopgraph.records import LoadReport, PassageRecord, Triplet
 
 PROGRESS_EVERY = 16  # chunks between two progress calls: a stop waits for at most these
