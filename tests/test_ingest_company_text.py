@@ -461,3 +461,15 @@ def test_a_name_written_in_lower_case_only_in_addresses_is_no_common_word() -> N
     # ...but a text that writes it in lower case outside an address makes it a word too
     found = extract(None, record, vocabulary=vocabulary_of([*texts, "the wrenfield road"]))
     assert not any(t.object == "Wrenfield" for t in found)
+
+
+def test_a_part_cut_from_a_bracket_or_two_columns_is_not_taken_whole() -> None:
+    table = ("| Estate | Streets | Town |\n|---|---|---|\n"
+             "| WRF-01 | Heron Park (Heron Court, Kingfisher Walk, Heron Park Road) | Wrenfield |")
+    found = extract("Estates register", table)
+    ends = {name for t in found for name in (t.subject, t.object)}
+    assert "Heron Park Road" in ends and not any(")" in name for name in ends)
+    found = extract(None, "Report: Repairs export\n"
+                    "Filter: trade group IN (DAMP/MOULD, ROOFING, MASONRY)  raised 01/03/2025")
+    ends = {name for t in found for name in (t.subject, t.object)}
+    assert "MASONRY" in ends and not any(")" in name or "  " in name for name in ends)

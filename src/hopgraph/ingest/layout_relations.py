@@ -71,7 +71,7 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
         values = [name for name in names if not is_code(name) and _VALUE.fullmatch(name)]
         others = [name for name in names if not is_code(name) and name not in values]
         objects.extend((code, "") for code in codes)
-        if others and not codes and len(part.split()) <= MAX_VALUE_WORDS and "(" not in part \
+        if others and not codes and len(part.split()) <= MAX_VALUE_WORDS and _one_phrase(part) \
                 and part[:1].isupper() and not values:
             objects.append((without_legal_form(part), ""))
         elif others:
@@ -84,6 +84,12 @@ def _objects_and_roles(value: str, rules: Rules, vocabulary: Vocabulary
     for name, role in objects:
         seen[name] = seen.get(name) or role
     return list(seen.items())
+
+
+def _one_phrase(part: str) -> bool:
+    """Whether a value's part reads as one phrase: no bracket (a list cut at its commas,
+    "MASONRY)", or an aside) and no gap of spaces (two columns run together)."""
+    return not any(mark in part for mark in "()[]") and "  " not in part
 
 
 def _without_opener(part: str, names: list[str], vocabulary: Vocabulary) -> list[str]:
