@@ -419,6 +419,9 @@ def test_text_that_spaces_out_every_hyphen_keeps_its_spaced_hyphens_in_names() -
     assert spaces_hyphens([tokenized])
     assert not spaces_hyphens(["Call back 15:40 - Aldgate about IR-2322."])
     assert not spaces_hyphens(["No hyphen here."])
+    # a tokenizer that spaces out hyphens keeps a prefix's: "mid-2001" says nothing
+    assert spaces_hyphens(["In mid-2001 it reached Dallas - Fort Worth and the co-op."])
+    assert not spaces_hyphens(["In mid-2001 it reached Dallas - Fort Worth, a follow-up."])
     sentence = sentences_of([tokenized], Rules())[0]
     tokens, spacing = [v for _, v in sentence], [s for s, _ in sentence]
     assert [m.text for m in mentions(tokens, Rules(), spacing, spaced_hyphens=True)] == [
