@@ -62,6 +62,19 @@ def test_a_clause_number_opens_no_name() -> None:
     assert "3.1 A" not in names("3.1 A supplier must hold a certificate.")
 
 
+def test_a_list_items_key_keeps_the_items_first_word_out_of_its_name() -> None:
+    # a PDF's text can lose the gap after the key; the verb opens the item all the same
+    text = ("R1 Adopt the revised plan for Millbeck.\n"
+            "R3 Replace all bathroom extract fans at Heron Court.\n"
+            "Fans are cheap; we replace them and adopt plans.")
+    ends = {name for t in extract("Recommendations", text) for name in (t.subject, t.object)}
+    assert {"R1", "R3", "Millbeck", "Heron Court"} <= ends
+    assert not {"R1 Adopt", "R3 Replace"} & ends
+    # a word the texts capitalize as a name stays: a model's variant, a vehicle's plate
+    text = "K4 Pro ships in May. We sell the K4 Pro to Orrin & Tate."
+    assert "K4 Pro" in {t.subject for t in extract("Products", text)}
+
+
 def test_a_heading_of_common_words_names_nothing() -> None:
     vocabulary = vocabulary_of(["We keep spare parts and meet our standards. The complaints "
                                 "we had in the deep freeze were few."])

@@ -267,6 +267,9 @@ def _owned(tokens: list[str], found: list[Mention], names: list[str]) -> list[Tr
 # A label's colon, a column's bar, a dash (a spaced hyphen: `mentions.dashes`): the word
 # after them opens a value or a phrase.
 _VALUE_OPENERS = frozenset({":", "|", "-", "–", "—"})
+# A list item's key: a letter or three and a number ("R3", "A12"), as in "R3  Replace all
+# the fans", where a PDF's text can lose the gap after the key.
+_ITEM_KEY = re.compile(r"[A-Z]{1,3}\d{1,3}")
 
 
 def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) -> bool:
@@ -293,7 +296,8 @@ def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
     ship in June") that the texts also write in lower case, or never capitalize inside a
     sentence: capitalized for grammar, not because it names something. A longer one that
     opens with such a word and "the" keeps the name after them. The same for a one-word
-    mention opening a label's value (`_opens_value`); never a quoted subject's "RE:"."""
+    mention opening a label's value (`_opens_value`); never a quoted subject's "RE:". A
+    list item's key keeps such a word out of its name ("R3 Replace all ...": `R3`)."""
     found = [m for m in found if not _reply_mark(tokens, m)]
     if vocabulary is not None:
         found = [m for m in found if not _opens_value(tokens, m, vocabulary)]
@@ -303,6 +307,10 @@ def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
     word, first = tokens[0], found[0]
     if first.end == 1:
         return found[1:] if vocabulary.capitalized_for_grammar(word) else found
+    # "R3 Replace all bathroom extract fans": the key stays, the item's verb goes
+    if first.end == 2 and _ITEM_KEY.fullmatch(word) and tokens[1].istitle() \
+            and vocabulary.capitalized_for_grammar(tokens[1]):
+        return [Mention(word, 0, 1), *found[1:]]
     # "Complete the Dunmore Recycling approval file", "Book the September visit": a verb
     # capitalized for grammar, glued by "the" to the name after it, is not part of the name.
     words = first.text.split(None, 2)
