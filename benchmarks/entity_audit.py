@@ -32,9 +32,11 @@ of these that applies, judged against the documents' own text:
    before it, "Mrs", are not more of the name: the extractor leaves them out on purpose;
    the courtesy title was added after the thirteenth stop). A capitalised word counts as
    part of a name when it stands inside a sentence, or opens one and is written nowhere in
-   lower case; function words ("The", "In"), month and weekday names never do. A word set off
-   by punctuation (a label's colon, a comma) is not glued to the entity. An entity written
-   nowhere on one line is not judged here.
+   lower case; function words ("The", "In"), month and weekday names never do. The word
+   after a list item's key that opens a line ("R3 Replace all the fans") opens the item,
+   as after "1." (added at the fifteenth stop, when the extractor stopped making "R3
+   Replace" and made "R3"). A word set off by punctuation (a label's colon, a comma) is
+   not glued to the entity. An entity written nowhere on one line is not judged here.
 5. date or number: dates, periods, amounts and numbers alone (digits, month and weekday
    names, units, currency: "8 April 2025", "£38,400", "30 per cent"), and datelines: a date
    with up to three more words ("Coalville, 8 April 2025", "Thu 27 Feb 2025").
@@ -129,6 +131,7 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;|#(>\-–—•]\s*|^\s*\d+(?:\.\d+)*\
 HONORIFICS = frozenset(["mr", "mrs", "ms", "mx", "dr", "prof"])
 LEGAL_FORMS = frozenset(["ltd", "limited", "plc", "inc", "llc", "llp", "gmbh", "ag", "bv", "b.v",
                          "nv", "sa", "corp", "co"])
+_ITEM_KEY = re.compile(r"\s*[A-Z]{1,3}\d{1,3}")
 _CONNECTOR = re.compile(r"^\s+(?:&|and|of|de)(?:\s+the)?\s+(\S+)")
 _LEFT_CONNECTOR = re.compile(r"(\S+)\s+(?:&|and|of|de)(?:\s+the)?\s+$")
 _QUARTER = re.compile(r"^(?:Q[1-4]|H[12])$")
@@ -345,7 +348,9 @@ def _extended(line: str, start: int, end: int, corpus: Corpus) -> bool:
             and _name_token(joined.group(1), True, corpus):
         return True
     following = re.match(r"\s(\S+)", right)
-    if following and _name_token(following.group(1), True, corpus):
+    # a list item's key opening the line ("R3  Replace all ...") is its marker, as "1." is
+    if following and _name_token(following.group(1), not _ITEM_KEY.fullmatch(line[:end]),
+                                 corpus):
         return True
     owner = re.search(r"(\S+?)['’]s\s+$", left)  # "Miller's " before "Wharf"
     if owner and _name_token(owner.group(1), _inside(left[:owner.start()]), corpus,

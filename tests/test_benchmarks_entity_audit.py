@@ -76,6 +76,16 @@ def test_a_name_glued_across_a_spaced_dash_is_glued(tmp_path: Path) -> None:
     assert audit.classify("Patricia Doyle", corpus) == "kept"  # "Mrs" is no more of her name
 
 
+def test_a_list_items_key_is_no_fragment_of_the_items_first_word(tmp_path: Path) -> None:
+    audit = load_script()
+    (tmp_path / "survey.txt").write_text(
+        "Recommendations\n\nR3 Replace all bathroom extract fans at Heron Court.\n"
+        "We replace fans. The K4 Pro ships; we sell the K4 Pro.\n", encoding="utf-8")
+    corpus = audit.read_corpus(tmp_path)
+    assert audit.classify("R3", corpus) == "kept"  # "Replace" opens the item
+    assert audit.classify("K4", corpus) == "fragment"  # of "K4 Pro"
+
+
 def test_the_report_shows_the_counts_with_no_names_when_asked_for_none() -> None:
     audit = load_script()
     classes = {kind: [] for kind in audit.CLASSES}
