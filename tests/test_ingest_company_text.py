@@ -299,6 +299,17 @@ def test_a_name_with_and_before_a_legal_form_or_service_is_one_name() -> None:
     assert not {"Moss", "Partners", "Rescue Service"} & ends
 
 
+def test_a_company_joined_by_and_is_one_name_in_its_short_form_too() -> None:
+    register = "| Hollins and Shaw Maintenance Ltd | repairs |"
+    text = "Orders go to Pennine and to Hollins and Shaw through the portal."
+    vocabulary = vocabulary_of([register, text])
+    ends = {part for t in extract("Cutover", text, vocabulary=vocabulary)
+            for part in (t.subject, t.object)}
+    assert "Hollins and Shaw" in ends and not {"Hollins", "Shaw"} & ends
+    alone = {part for t in extract("Cutover", text) for part in (t.subject, t.object)}
+    assert {"Hollins", "Shaw"} <= alone  # two names, for all this text alone says
+
+
 def test_a_postcode_is_neither_a_name_nor_part_of_its_town() -> None:
     assert names("It moved to Harrowgate House, Wetherby LS22 7DN or Wrenfield WR4 6HC.") == [
         "Harrowgate House", "Wetherby", "Wrenfield"]

@@ -36,12 +36,14 @@ def spaces_hyphens(texts: Iterable[str]) -> bool:
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """What the texts being ingested say of their words, for the "common words" rule: those
-    they write in lower case, and the capitalized ones they write inside a sentence."""
+    """What the texts being ingested say of their words: those they write in lower case,
+    the capitalized ones they write inside a sentence (the "common words" rule), the names
+    they join with "and", and their habit with hyphens."""
 
     lower: frozenset[str]
     named: frozenset[str]
-    # "A and B C" names written more than once, or ending as a company does (`joined`).
+    # "A and B C" names written more than once, or ending as a company does, and their
+    # short forms ("Hollins and Shaw" of "Hollins and Shaw Maintenance Ltd").
     joined: frozenset[str] = frozenset()
     # The texts space out every hyphen, so a spaced one may join a name (`spaces_hyphens`).
     spaced_hyphens: bool = False
@@ -86,8 +88,16 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
     joined = {form for name, count in pairs.items()
               if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS
               for form in (name, without_legal_form(name))}  # mentions drop the legal form
+    joined |= {short for name in joined for short in _short_forms(name)}
     return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined),
                       spaces_hyphens(texts), frozenset(worded))
+
+
+def _short_forms(name: str) -> list[str]:
+    """What a text may call "Hollins and Shaw Maintenance" for short: "Hollins and Shaw"."""
+    first, _, second = name.partition(" and ")
+    words = second.split()
+    return [f"{first} and {' '.join(words[:k])}" for k in range(1, len(words))]
 
 
 _NAME_WORD = r"[A-Z][\w'’&-]*(?:\.\w+)*"  # "B.V" inside a name, not a sentence's full stop
