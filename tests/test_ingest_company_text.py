@@ -204,6 +204,14 @@ def test_a_cells_first_word_capitalized_for_the_phrase_is_no_name() -> None:
     assert "Keller" in objects
 
 
+def test_a_verb_opening_a_cell_is_no_part_of_the_name_after_its_the() -> None:
+    table = ("| Action | What | Owner |\n|---|---|---|\n"
+             "| B25/48-1 | Sign the Carr Lane grant agreement | Nadia Akhtar |\n")
+    text = table + "\nWe sign grants when the Board agrees."
+    objects = {t.object for t in extract(None, text)}
+    assert "Carr Lane" in objects and "Sign the Carr Lane" not in objects
+
+
 def test_a_record_is_about_the_name_before_its_first_comma() -> None:
     # The first value names the record's subject and then its place: the subject is the name.
     triplets = extract(None, "Supplier: Dunmore Recycling Ltd, Dundalk, County Louth\n"

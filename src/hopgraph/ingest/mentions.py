@@ -296,9 +296,23 @@ def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
         tokens = [value for _, value in sentence]
         found = mentions(tokens, rules, [space for space, _ in sentence],
                          vocabulary.spaced_hyphens)
+        if found:
+            found[0] = without_verb(tokens, found[0], vocabulary)
         names.extend(m.text for m in joined(tokens, found, vocabulary)
                      if " " in m.text or not vocabulary.a_word(m.text) or is_code(m.text))
     return list(dict.fromkeys(names))
+
+
+def without_verb(tokens: list[str], first: Mention, vocabulary: Vocabulary) -> Mention:
+    """A mention opening a sentence or a cell without the verb before its "the" ("Complete
+    the Dunmore Recycling approval file", "Sign the Carr Lane grant agreement"): a verb
+    capitalized for grammar, which the texts also write in lower case, is no part of the
+    name after it."""
+    words = first.text.split(None, 2)
+    if first.start == 0 and first.end >= 3 and tokens[1] == "the" and len(words) == 3 \
+            and tokens[0].lower() in vocabulary.lower and words[:2] == tokens[:2]:
+        return Mention(words[2], 2, first.end)
+    return first
 
 
 def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary

@@ -46,6 +46,7 @@ from hopgraph.ingest.mentions import (
     mentions,
     sentences_of,
     set_of,
+    without_verb,
 )
 from hopgraph.ingest.names import surnames, title_entity
 from hopgraph.ingest.vocabulary import Vocabulary, vocabulary_of
@@ -311,10 +312,4 @@ def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
     if first.end == 2 and _ITEM_KEY.fullmatch(word) and tokens[1].istitle() \
             and vocabulary.capitalized_for_grammar(tokens[1]):
         return [Mention(word, 0, 1), *found[1:]]
-    # "Complete the Dunmore Recycling approval file", "Book the September visit": a verb
-    # capitalized for grammar, glued by "the" to the name after it, is not part of the name.
-    words = first.text.split(None, 2)
-    if first.end - first.start >= 3 and tokens[1] == "the" and word.lower() in vocabulary.lower \
-            and words[:2] == tokens[:2] and len(words) == 3:
-        return [Mention(words[2], 2, first.end), *found[1:]]
-    return found
+    return [without_verb(tokens, first, vocabulary), *found[1:]]
