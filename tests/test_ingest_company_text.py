@@ -318,6 +318,15 @@ def test_a_company_joined_by_and_is_one_name_in_its_short_form_too() -> None:
     assert {"Hollins", "Shaw"} <= alone  # two names, for all this text alone says
 
 
+def test_a_post_of_a_committee_joined_by_and_names_the_committee() -> None:
+    text = ("The Chair of the Audit and Risk Committee reported on gas safety. "
+            "The Audit and Risk Committee meets in July.")
+    triplets = extract("Minutes", text)
+    assert Triplet("Chair", "of the", "Audit and Risk Committee") in triplets
+    ends = {part for t in triplets for part in (t.subject, t.object)}
+    assert not {"Chair of the Audit", "Risk Committee"} & ends
+
+
 def test_a_postcode_is_neither_a_name_nor_part_of_its_town() -> None:
     assert names("It moved to Harrowgate House, Wetherby LS22 7DN or Wrenfield WR4 6HC.") == [
         "Harrowgate House", "Wetherby", "Wrenfield"]

@@ -318,18 +318,41 @@ def without_verb(tokens: list[str], first: Mention, vocabulary: Vocabulary) -> M
 def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
             ) -> list[Mention]:
     """Two names joined by "and" made one where the ingest writes them as one name
-    (`Vocabulary.joined`)."""
+    (`Vocabulary.joined`). When the first holds "of" and only its part after "of" makes
+    such a name with the second ("The Chair of the Audit and Risk Committee"), that part
+    is joined and the part before "of" stays a name of its own (`Chair`)."""
     if len(found) < 2 or not vocabulary.joined:
         return found
     out = [found[0]]
     for mention in found[1:]:
         last = out[-1]
-        if tokens[last.end:mention.start] == ["and"] and \
-                f"{last.text} and {mention.text}" in vocabulary.joined:
+        if tokens[last.end:mention.start] != ["and"]:
+            out.append(mention)
+        elif f"{last.text} and {mention.text}" in vocabulary.joined:
             out[-1] = Mention(f"{last.text} and {mention.text}", last.start, mention.end)
+        elif (split := _after_of(tokens, last)) is not None \
+                and f"{split[1].text} and {mention.text}" in vocabulary.joined:
+            head, tail = split
+            out[-1:] = [head, Mention(f"{tail.text} and {mention.text}", tail.start,
+                                      mention.end)]
         else:
             out.append(mention)
     return out
+
+
+def _after_of(tokens: list[str], mention: Mention) -> tuple[Mention, Mention] | None:
+    """A mention cut at its last "of" (or "of the"): the part before and the part after."""
+    cut = mention.text.rfind(" of ")
+    of = max((k for k in range(mention.start + 1, mention.end - 1) if tokens[k] == "of"),
+             default=None)
+    if cut < 0 or of is None:
+        return None
+    after = of + 2 if tokens[of + 1] == "the" else of + 1
+    tail = mention.text[cut + 4:]
+    tail = tail[4:] if tail.startswith("the ") else tail
+    if after >= mention.end or not tail:
+        return None
+    return Mention(mention.text[:cut], mention.start, of), Mention(tail, after, mention.end)
 
 
 _CLAUSE = re.compile(r"^\d+(?:\.\d+)+\.?$")  # "3.2", "1.1.4": a clause's number
