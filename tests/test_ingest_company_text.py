@@ -53,6 +53,11 @@ def test_a_date_is_not_glued_to_the_word_before_it() -> None:
     assert names("Born 12 May 1850 in Basel.")[-2:] == ["12 May 1850", "Basel"]
 
 
+def test_a_function_word_after_a_full_stop_the_splitter_missed_opens_no_name() -> None:
+    assert "Each" not in names("Ring helpdesk@tollandreeve.example. Each call gets a number.")
+    assert "Three" not in names("It breaches Clause 7.2. Three of the issuers had lapsed.")
+
+
 def test_the_pronoun_i_is_no_name_but_a_roman_numeral_in_a_name_is_kept() -> None:
     assert names("I called Tom Okafor.") == ["Tom Okafor"]
     assert names("He served in World War I.") == ["World War I"]

@@ -211,7 +211,10 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
             continue
         opener = value.lower() in OPENERS or (  # "Dear Mr Pryce," (not "Dear Brother is")
             value == "Dear" and tokens[-1] == "," and n <= MAX_GREETING_TOKENS)
-        starts = (is_cap(value) and not (i == 0 and opener)
+        # a full stop the sentence splitter did not end a sentence at ("... at
+        # helpdesk@tollandreeve.example. Each call", "Clause 7.2. Three of the") opens one too
+        opening = i == 0 or tokens[i - 1] == "."
+        starts = (is_cap(value) and not (opening and opener)
                   and value.lower() not in PRONOUNS) or (rules.numbers and is_number(value))
         if not starts or not WORD.search(value):
             i += 1
