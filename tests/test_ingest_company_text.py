@@ -58,6 +58,21 @@ def test_a_function_word_after_a_full_stop_the_splitter_missed_opens_no_name() -
     assert "Three" not in names("It breaches Clause 7.2. Three of the issuers had lapsed.")
 
 
+def test_a_place_hyphened_through_small_words_is_one_name() -> None:
+    assert names("The site is in Stockton-on-Tees, near Newbiggin-by-the-Sea.") == [
+        "Stockton-on-Tees", "Newbiggin-by-the-Sea"]
+    assert names("An Atlanta-based firm") == ["Atlanta"]  # a name in a compound stays
+
+
+def test_a_prefix_or_a_letter_hyphened_to_a_word_is_no_name() -> None:
+    assert names("Jamie Robson, Multi-skilled Engineer, holds an F-gas card.") == [
+        "Jamie Robson", "Engineer"]
+    assert names("Susan Hird is a Non-executive Director.") == ["Susan Hird", "Director"]
+    # ... but a field's value may be that word: "Vice-chair" is the role
+    triplets = extract("Colin Braithwaite", "Name: Colin Braithwaite\nRole: Vice-chair\n")
+    assert Triplet("Colin Braithwaite", "role", "Vice-chair") in triplets
+
+
 def test_the_pronoun_i_is_no_name_but_a_roman_numeral_in_a_name_is_kept() -> None:
     assert names("I called Tom Okafor.") == ["Tom Okafor"]
     assert names("He served in World War I.") == ["World War I"]

@@ -47,6 +47,9 @@ OPENERS = set_of("""a an the this that these those it its he she his her they th
     each every many most some several other another such one two three under over between
     among into onto upon about against despite unlike following according""")
 PRONOUNS = set_of("he she it they his her its their him them")
+# Prefixes written with a hyphen before a word ("co-founder", "mid-2001", "Multi-skilled").
+PREFIXES = set_of("""anti auto co counter cross de ex inter intra mid multi non over pan post
+    pre pro re self semi sub super trans ultra un vice well""")
 # Courtesy titles before a person's first and last names: not part of the name.
 HONORIFICS = set_of("mr mrs ms mx dr prof")  # not "Miss": "Miss World", "Miss Indian America"
 MAX_GREETING_TOKENS = 6  # "Dear Mr Owen Pryce ,"
@@ -193,10 +196,11 @@ def written(tokens: list[str], spacing: list[str] | None, i: int, j: int) -> str
 
 
 def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
-             spaced_hyphens: bool = False) -> list[Mention]:
+             spaced_hyphens: bool = False, compounds: bool = False) -> list[Mention]:
     """The mentions of one sentence's tokens (`spacing`: the text before each token, to
     write a mention as it was written; one space each by default; `spaced_hyphens`: the
-    text spaces out every hyphen, `Vocabulary.spaced_hyphens`)."""
+    text spaces out every hyphen, `Vocabulary.spaced_hyphens`; `compounds`: a capitalized
+    word hyphened to lower-case ones is a mention as a whole, as in a value or a cell)."""
     found: list[Mention] = []
     i, n = 0, len(tokens)
     # A line break ends a name, and so does a gap of spaces (columns of a table or a form).
@@ -220,13 +224,25 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
             i += 1
             continue
         j = i + 1
-        while j < n and (step := _extends(tokens, j, rules, breaks)):
-            if rules.codes and is_code(tokens[j]) and not is_code(tokens[i]):
-                break  # "Incident IR-2322": the code is the name
-            j += step
-        if j - i > 1 and spacing is not None and j < n and spacing[j] == "-" \
-                and is_number(tokens[j - 1]) and tokens[j][:1].islower():
-            j -= 1  # "Refrigeration 24-hour line": the number is the compound's, not the name's
+        while True:
+            while j < n and (step := _extends(tokens, j, rules, breaks)):
+                if rules.codes and is_code(tokens[j]) and not is_code(tokens[i]):
+                    break  # "Incident IR-2322": the code is the name
+                j += step
+            if (through := _hyphened_name(tokens, spacing, j)) is None:
+                break
+            j = through
+        if spacing is not None and j < n and spacing[j] == "-" and tokens[j][:1].islower():
+            if j - i > 1 and is_number(tokens[j - 1]):
+                j -= 1  # "Refrigeration 24-hour line": the number is the compound's
+            elif j - i == 1 and (value.lower() in PREFIXES or _letter(value)):
+                # "Multi-skilled", "Non-executive", "F-gas": a word, not a name; a value or
+                # a cell may be the word itself ("Role: Vice-chair")
+                if not compounds:
+                    i += 1
+                    continue
+                while j < n and spacing[j] == "-" and tokens[j][:1].islower():
+                    j += 1
         if j - i >= 3 and value.lower() in HONORIFICS and all(map(is_cap, tokens[i + 1:j])):
             i += 1  # "Mr Owen Pryce" is the Owen Pryce other lines write; "Mr Bean" stays
         text = written(tokens, spacing, i, j)
@@ -236,6 +252,24 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
             found.append(Mention(text, i, j))
         i = j
     return found
+
+
+def _letter(token: str) -> bool:
+    return len(token) == 1 and token.isalpha()
+
+
+def _hyphened_name(tokens: list[str], spacing: list[str] | None, j: int) -> int | None:
+    """Where a name goes on to after lower-case words joined by hyphens to a capitalized one
+    ("Stockton-on-Tees", "Newbiggin-by-the-Sea"), from token `j`; None if none does."""
+    if spacing is None:
+        return None
+    k = j
+    while k < len(tokens) and k - j < 3 and spacing[k] == "-" and tokens[k].isalpha() \
+            and tokens[k].islower():
+        k += 1
+    if k > j and k < len(tokens) and spacing[k] == "-" and is_cap(tokens[k]):
+        return k + 1
+    return None
 
 
 _CODE = re.compile(r"^[A-Za-z0-9]+(?:[-/.][A-Za-z0-9]+)+$")
@@ -298,7 +332,7 @@ def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
     for sentence in sentences_of([text], rules):
         tokens = [value for _, value in sentence]
         found = mentions(tokens, rules, [space for space, _ in sentence],
-                         vocabulary.spaced_hyphens)
+                         vocabulary.spaced_hyphens, compounds=True)
         if found:
             found[0] = without_verb(tokens, found[0], vocabulary)
         names.extend(m.text for m in joined(tokens, found, vocabulary)

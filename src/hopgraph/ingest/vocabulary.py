@@ -8,15 +8,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hopgraph.ingest.mentions import COMPANY_ENDINGS, is_cap, without_legal_form
+from hopgraph.ingest.mentions import COMPANY_ENDINGS, PREFIXES, is_cap, without_legal_form
 
 _HYPHEN = re.compile(r"([^\W_]+)-[^\W_]")
-# Prefixes a tokenizer keeps joined to the word after them ("co-founder", "mid-2001",
-# "anti-German") when it spaces out every other hyphen, so they say nothing of the habit.
-_KEPT_PREFIXES = frozenset({
-    "anti", "co", "counter", "cross", "de", "ex", "inter", "intra", "mid", "multi", "non",
-    "over", "pan", "post", "pre", "pro", "re", "self", "semi", "sub", "super", "trans",
-    "ultra", "un", "vice"})
 _SPACED_HYPHEN = re.compile(r"[^\W_] - [^\W_]")
 
 
@@ -28,7 +22,7 @@ def spaces_hyphens(texts: Iterable[str]) -> bool:
     "follow-up" means a spaced hyphen as a dash."""
     spaced = False
     for text in texts:
-        if any(m.group(1).lower() not in _KEPT_PREFIXES for m in _HYPHEN.finditer(text)):
+        if any(m.group(1).lower() not in PREFIXES for m in _HYPHEN.finditer(text)):
             return False
         spaced = spaced or _SPACED_HYPHEN.search(text) is not None
     return spaced
