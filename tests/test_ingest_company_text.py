@@ -73,6 +73,18 @@ def test_a_prefix_or_a_letter_hyphened_to_a_word_is_no_name() -> None:
     assert Triplet("Colin Braithwaite", "role", "Vice-chair") in triplets
 
 
+def test_an_emails_greeting_and_sign_off_name_no_one() -> None:
+    from hopgraph.ingest.lines import heading_line
+
+    for line in ("Hello Helen", "Hi all", "Thanks, Helen", "Kind regards"):
+        assert not heading_line(line)
+    for line in ("Hello Helen", "Hi all", "Thanks, Helen", "Morning Colin,"):
+        assert names(line) == []
+    assert heading_line("Hebden Pallets")
+    assert names("Hi Lisa, the pallets reached Hull.") == ["Lisa", "Hull"]  # no greeting alone
+    assert names("Dear Gillian") == ["Gillian"]
+
+
 def test_the_pronoun_i_is_no_name_but_a_roman_numeral_in_a_name_is_kept() -> None:
     assert names("I called Tom Okafor.") == ["Tom Okafor"]
     assert names("He served in World War I.") == ["World War I"]

@@ -130,6 +130,11 @@ def all_caps(line: str) -> bool:
             and re.search(r"(?<![\w-])[^\W\d_]{3,}(?![\w-])", line) is not None)
 
 
+_GREETINGS = frozenset({"dear", "hi", "hello", "hey"})
+_SIGN_OFF = re.compile(r"(?:thanks|thank you|regards|cheers|(?:kind|best|warm) (?:regards|wishes)"
+                       r"|many thanks|yours (?:sincerely|faithfully|truly))\b", re.IGNORECASE)
+
+
 def heading_line(line: str) -> bool:
     """Whether a line may be a heading: short, opening with a capital, a digit or a heading's
     number, not a sentence, a list item that is a sentence, or a laid-out line."""
@@ -141,6 +146,8 @@ def heading_line(line: str) -> bool:
         return False
     if ends_sentence(line) or line.endswith(",") or _TABLE_ROW.match(line):
         return False
+    if len(words) <= 4 and (words[0].lower() in _GREETINGS or _SIGN_OFF.match(line)):
+        return False  # an e-mail's greeting or sign-off: "Hello Helen", "Thanks, Helen"
     numbered = heading_number(line)
     if key_value(line) and not (numbered and numbered[0][:1].isalpha()):
         return False  # "Incident: IR-2341" is a field; "Section 4: Fees" a heading
