@@ -85,6 +85,13 @@ def test_an_emails_greeting_and_sign_off_name_no_one() -> None:
     assert names("Dear Gillian") == ["Gillian"]
 
 
+def test_a_word_opening_a_sentence_the_splitter_missed_is_judged_as_an_opening_word() -> None:
+    text = ("The trailer got to +9.4. Nobody got a call. CH3 at -21.5°C. Normal movements "
+            "restarted. We told Ulysses S. Grant, and nobody rang Coldstream.")
+    ends = {part for t in extract("Coldstream Telematics", text) for part in (t.subject, t.object)}
+    assert not {"Nobody", "Normal"} & ends and {"Grant", "Coldstream"} <= ends
+
+
 def test_the_pronoun_i_is_no_name_but_a_roman_numeral_in_a_name_is_kept() -> None:
     assert names("I called Tom Okafor.") == ["Tom Okafor"]
     assert names("He served in World War I.") == ["World War I"]

@@ -284,6 +284,17 @@ def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) ->
         and word.istitle() and vocabulary.a_word(word)
 
 
+def _opens_unsplit(tokens: list[str], mention: Mention, vocabulary: Vocabulary) -> bool:
+    """Whether a one-word mention opens a sentence the splitter did not end the one before
+    at ("... stopped at 03:58. Nobody noticed") and is capitalized for grammar only."""
+    at = mention.start
+    ended = tokens[at - 2] if at > 1 else ""  # a lower-case word or a figure, not "Mr" or "C"
+    return mention.end - at == 1 and tokens[at - 1] == "." \
+        and ((ended.isalpha() and ended.islower() and len(ended) > 1)
+             or any(ch.isdigit() for ch in ended)) \
+        and vocabulary.capitalized_for_grammar(tokens[at])
+
+
 def _reply_mark(tokens: list[str], mention: Mention) -> bool:
     """Whether a mention is a quoted e-mail subject's "RE:" or "FW:" (`fields.REPLY_MARKS`,
     which the e-mail header's subject is read without): no name."""
@@ -301,7 +312,8 @@ def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
     list item's key keeps such a word out of its name ("R3 Replace all ...": `R3`)."""
     found = [m for m in found if not _reply_mark(tokens, m)]
     if vocabulary is not None:
-        found = [m for m in found if not _opens_value(tokens, m, vocabulary)]
+        found = [m for m in found if not _opens_value(tokens, m, vocabulary)
+                 and not _opens_unsplit(tokens, m, vocabulary)]
     if vocabulary is None or not found or found[0].start != 0 \
             or found[0].text == title or is_number(tokens[0]):
         return found
