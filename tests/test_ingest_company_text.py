@@ -83,6 +83,7 @@ def test_an_emails_greeting_and_sign_off_name_no_one() -> None:
     assert heading_line("Hebden Pallets")
     assert names("Hi Lisa, the pallets reached Hull.") == ["Lisa", "Hull"]  # no greeting alone
     assert names("Dear Gillian") == ["Gillian"]
+    assert names("Morning Star") == ["Morning Star"]  # a name; "Morning Colin," greets
 
 
 def test_a_word_opening_a_sentence_the_splitter_missed_is_judged_as_an_opening_word() -> None:

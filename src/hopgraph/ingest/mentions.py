@@ -54,8 +54,12 @@ PREFIXES = set_of("""anti auto co counter cross de ex inter intra mid multi non 
 HONORIFICS = set_of("mr mrs ms mx dr prof")  # not "Miss": "Miss World", "Miss Indian America"
 MAX_GREETING_TOKENS = 6  # "Dear Mr Owen Pryce ,"
 # An e-mail's greeting or sign-off names whom it greets or who signs, as its header does:
-# "Hi Lisa,", "Hello Helen", "Thanks, Helen".
-SALUTATIONS = set_of("hi hello hey morning afternoon evening thanks regards cheers")
+# "Hi Lisa,", "Hello Helen", "Thanks, Helen"; "Morning Colin," only with its comma (the
+# "Morning Star" is a name).
+SALUTATIONS = set_of("hi hello hey thanks regards cheers")
+DAYTIME_GREETINGS = set_of("morning afternoon evening")
+# A list item's key: a letter or three and a number ("R3", "A12").
+ITEM_KEY = re.compile(r"[A-Z]{1,3}\d{1,3}")
 MONTHS = set_of("""january february march april may june july august september october november
     december jan feb mar apr jun jul aug sep sept oct nov dec""")
 UNITS = set_of("""million billion thousand hundred percent per cent km kilometres kilometers miles
@@ -206,8 +210,9 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
     word hyphened to lower-case ones is a mention as a whole, as in a value or a cell)."""
     found: list[Mention] = []
     i, n = 0, len(tokens)
-    if n and tokens[0].lower() in SALUTATIONS and (
-            n <= 3 or (n <= MAX_GREETING_TOKENS and tokens[-1] == ",")):
+    greeting = n > 0 and tokens[0].lower() in SALUTATIONS | DAYTIME_GREETINGS
+    if greeting and ((n <= MAX_GREETING_TOKENS and tokens[-1] == ",")
+                     or (n <= 3 and tokens[0].lower() in SALUTATIONS)):
         return found  # "Hi Lisa,": a greeting, no mention of a lone first name
     # A line break ends a name, and so does a gap of spaces (columns of a table or a form).
     breaks = ([_GAP.search(space) is not None for space in spacing] if spacing is not None
@@ -221,7 +226,7 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
             continue
         opener = value.lower() in OPENERS or (  # "Dear Mr Pryce," (not "Dear Brother is")
             value == "Dear" and (tokens[-1] == "," or n <= 3) and n <= MAX_GREETING_TOKENS) or (
-            value.lower() in SALUTATIONS and tokens[2:3] == [","])  # "Hi Lisa, the ..."
+            greeting and i == 0 and tokens[2:3] == [","])  # "Hi Lisa, the ..."
         # a full stop the sentence splitter did not end a sentence at ("... at
         # helpdesk@tollandreeve.example. Each call", "Clause 7.2. Three of the") opens one too
         opening = i == 0 or tokens[i - 1] == "."

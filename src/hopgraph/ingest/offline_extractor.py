@@ -37,6 +37,7 @@ from itertools import pairwise
 from hopgraph.ingest import fields
 from hopgraph.ingest.layout_relations import layout_triplets
 from hopgraph.ingest.mentions import (
+    ITEM_KEY,
     PRONOUNS,
     WORD,
     Mention,
@@ -268,9 +269,6 @@ def _owned(tokens: list[str], found: list[Mention], names: list[str]) -> list[Tr
 # A label's colon, a column's bar, a dash (a spaced hyphen: `mentions.dashes`): the word
 # after them opens a value or a phrase.
 _VALUE_OPENERS = frozenset({":", "|", "-", "–", "—"})
-# A list item's key: a letter or three and a number ("R3", "A12"), as in "R3  Replace all
-# the fans", where a PDF's text can lose the gap after the key.
-_ITEM_KEY = re.compile(r"[A-Z]{1,3}\d{1,3}")
 
 
 def _opens_value(tokens: list[str], mention: Mention, vocabulary: Vocabulary) -> bool:
@@ -320,8 +318,9 @@ def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
     word, first = tokens[0], found[0]
     if first.end == 1:
         return found[1:] if vocabulary.capitalized_for_grammar(word) else found
-    # "R3 Replace all bathroom extract fans": the key stays, the item's verb goes
-    if first.end == 2 and _ITEM_KEY.fullmatch(word) and tokens[1].istitle() \
+    # "R3 Replace all bathroom extract fans" (a PDF's text can lose the gap after a list
+    # item's key): the key stays, the item's verb goes
+    if first.end == 2 and ITEM_KEY.fullmatch(word) and tokens[1].istitle() \
             and vocabulary.capitalized_for_grammar(tokens[1]):
         return [Mention(word, 0, 1), *found[1:]]
     return [without_verb(tokens, first, vocabulary), *found[1:]]

@@ -8,7 +8,13 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hopgraph.ingest.mentions import COMPANY_ENDINGS, PREFIXES, is_cap, without_legal_form
+from hopgraph.ingest.mentions import (
+    COMPANY_ENDINGS,
+    ITEM_KEY,
+    PREFIXES,
+    is_cap,
+    without_legal_form,
+)
 
 _HYPHEN = re.compile(r"([^\W_]+)-[^\W_]")
 _SPACED_HYPHEN = re.compile(r"[^\W_] - [^\W_]")
@@ -62,7 +68,7 @@ _LOWER = re.compile(r"\b[^\W\d_A-Z][^\W\d_]*")
 _ADDRESS = re.compile(r"\S+@\S+|\w+://\S+|www\.\S+")
 _INSIDE = re.compile(r"(?:(?<=[^\W_] )|(?<=[^\W_][,;:] ))([^\W\d_][\w'’-]*)")
 # A list item's key before the item's first word ("R1  Adopt the plan"): that word opens it.
-_ITEM_KEY = re.compile(r"^\s*[A-Z]{1,3}\d{1,3}\s+(?=[A-Z][a-z])")
+_KEYED = re.compile(rf"^\s*{ITEM_KEY.pattern}\s+(?=[A-Z][a-z])")
 
 
 def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
@@ -76,7 +82,7 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
         lower.update(_LOWER.findall(text))
         worded.update(_LOWER.findall(_ADDRESS.sub(" ", text)))
         named.update(word for line in text.splitlines()
-                     for word in _INSIDE.findall(_ITEM_KEY.sub("", line)) if is_cap(word))
+                     for word in _INSIDE.findall(_KEYED.sub("", line)) if is_cap(word))
         for found in _AND_NAMES.finditer(text):
             pairs[found.group(0)] = pairs.get(found.group(0), 0) + 1
     joined = {form for name, count in pairs.items()
