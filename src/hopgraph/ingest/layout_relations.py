@@ -12,7 +12,8 @@ import re
 from itertools import pairwise
 
 from hopgraph.ingest import fields
-from hopgraph.ingest.mentions import Rules, is_code, names_in, without_legal_form
+from hopgraph.ingest.mentions import Rules, is_code, without_legal_form
+from hopgraph.ingest.names import names_in
 from hopgraph.ingest.roles import job_title, person_like
 from hopgraph.ingest.vocabulary import Vocabulary
 from hopgraph.records import Triplet

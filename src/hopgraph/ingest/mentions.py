@@ -14,7 +14,10 @@ name.
   (`Orrin & Tate`, `Dairy Farmers of the Dales`), but not `of` after a legal form
   (`Harlow Plastics Ltd` of Brentmoor), and `and` when the ingest writes the whole name more
   than once or it ends as organisations do (`Hollis and Grant Foods` beside `Tom and Priya`:
-  `Vocabulary.joined`);
+  `names.joined`, after this module's mentions);
+- a place hyphened through small words is one name (`Stockton-on-Tees`); a prefix or a
+  letter hyphened to a word is none (`Multi-skilled`, `F-gas`);
+- an e-mail's greeting or sign-off names no one ("Hi Lisa,", "Thanks, Helen");
 - "lone numbers" (off by default): a number alone ("410", "2025") is a name; by default
   only a number with the month or unit beside it is (a date, an amount), a value;
 - a list item's marker or a clause's number ("1.", "3.2") opens no name;
@@ -27,12 +30,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from syntok import segmenter
-
-if TYPE_CHECKING:  # the vocabulary module reads names with this one's rules
-    from hopgraph.ingest.vocabulary import Vocabulary
 
 
 def set_of(words: str) -> frozenset[str]:
@@ -335,73 +334,6 @@ def sentences_of(lines: list[str], rules: Rules) -> list[list[tuple[str, str]]]:
                 pairs = [(token.spacing, token.value) for token in sentence]
                 found.append(_from_first_word(_merge_codes(pairs) if rules.codes else pairs))
     return found
-
-
-def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
-    """The names a short text (a field's value, a table cell) holds, in order; a one-word
-    name the ingest also writes in lower case ("Major", "Open") is a word, not a name."""
-    names: list[str] = []
-    for sentence in sentences_of([text], rules):
-        tokens = [value for _, value in sentence]
-        found = mentions(tokens, rules, [space for space, _ in sentence],
-                         vocabulary.spaced_hyphens, compounds=True)
-        if found:
-            found[0] = without_verb(tokens, found[0], vocabulary)
-        names.extend(m.text for m in joined(tokens, found, vocabulary)
-                     if " " in m.text or not vocabulary.a_word(m.text) or is_code(m.text))
-    return list(dict.fromkeys(names))
-
-
-def without_verb(tokens: list[str], first: Mention, vocabulary: Vocabulary) -> Mention:
-    """A mention opening a sentence or a cell without the verb before its "the" ("Complete
-    the Dunmore Recycling approval file", "Sign the Carr Lane grant agreement"): a verb
-    capitalized for grammar, which the texts also write in lower case, is no part of the
-    name after it."""
-    words = first.text.split(None, 2)
-    if first.start == 0 and first.end >= 3 and tokens[1] == "the" and len(words) == 3 \
-            and tokens[0].lower() in vocabulary.lower and words[:2] == tokens[:2]:
-        return Mention(words[2], 2, first.end)
-    return first
-
-
-def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
-            ) -> list[Mention]:
-    """Two names joined by "and" made one where the ingest writes them as one name
-    (`Vocabulary.joined`). When the first holds "of" and only its part after "of" makes
-    such a name with the second ("The Chair of the Audit and Risk Committee"), that part
-    is joined and the part before "of" stays a name of its own (`Chair`)."""
-    if len(found) < 2 or not vocabulary.joined:
-        return found
-    out = [found[0]]
-    for mention in found[1:]:
-        last = out[-1]
-        if tokens[last.end:mention.start] != ["and"]:
-            out.append(mention)
-        elif f"{last.text} and {mention.text}" in vocabulary.joined:
-            out[-1] = Mention(f"{last.text} and {mention.text}", last.start, mention.end)
-        elif (split := _after_of(tokens, last)) is not None \
-                and f"{split[1].text} and {mention.text}" in vocabulary.joined:
-            head, tail = split
-            out[-1:] = [head, Mention(f"{tail.text} and {mention.text}", tail.start,
-                                      mention.end)]
-        else:
-            out.append(mention)
-    return out
-
-
-def _after_of(tokens: list[str], mention: Mention) -> tuple[Mention, Mention] | None:
-    """A mention cut at its last "of" (or "of the"): the part before and the part after."""
-    cut = mention.text.rfind(" of ")
-    of = max((k for k in range(mention.start + 1, mention.end - 1) if tokens[k] == "of"),
-             default=None)
-    if cut < 0 or of is None:
-        return None
-    after = of + 2 if tokens[of + 1] == "the" else of + 1
-    tail = mention.text[cut + 4:]
-    tail = tail[4:] if tail.startswith("the ") else tail
-    if after >= mention.end or not tail:
-        return None
-    return Mention(mention.text[:cut], mention.start, of), Mention(tail, after, mention.end)
 
 
 _CLAUSE = re.compile(r"^\d+(?:\.\d+)+\.?$")  # "3.2", "1.1.4": a clause's number

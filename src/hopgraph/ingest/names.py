@@ -1,8 +1,14 @@
-"""Names as the offline extractor writes them: the entity a title names, and surnames."""
+"""Names as the offline extractor writes them: the entity a title names, surnames, the
+names a field's value or a table cell holds, and names read with what the ingest's texts
+say of their words (`vocabulary`): two names joined by "and" that the texts write as one,
+a verb glued by "the" to the name after it."""
 
 from __future__ import annotations
 
 import re
+
+from hopgraph.ingest.mentions import Mention, Rules, is_code, mentions, sentences_of
+from hopgraph.ingest.vocabulary import Vocabulary
 
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
 
@@ -23,3 +29,70 @@ def surnames(names: set[str]) -> dict[str, str]:
             longer.setdefault(parts[-1], set()).add(name)
     return {short: next(iter(full)) for short, full in longer.items()
             if len(full) == 1 and short in names}
+
+
+def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
+    """The names a short text (a field's value, a table cell) holds, in order; a one-word
+    name the ingest also writes in lower case ("Major", "Open") is a word, not a name."""
+    names: list[str] = []
+    for sentence in sentences_of([text], rules):
+        tokens = [value for _, value in sentence]
+        found = mentions(tokens, rules, [space for space, _ in sentence],
+                         vocabulary.spaced_hyphens, compounds=True)
+        if found:
+            found[0] = without_verb(tokens, found[0], vocabulary)
+        names.extend(m.text for m in joined(tokens, found, vocabulary)
+                     if " " in m.text or not vocabulary.a_word(m.text) or is_code(m.text))
+    return list(dict.fromkeys(names))
+
+
+def without_verb(tokens: list[str], first: Mention, vocabulary: Vocabulary) -> Mention:
+    """A mention opening a sentence or a cell without the verb before its "the" ("Complete
+    the Dunmore Recycling approval file", "Sign the Carr Lane grant agreement"): a verb
+    capitalized for grammar, which the texts also write in lower case, is no part of the
+    name after it."""
+    words = first.text.split(None, 2)
+    if first.start == 0 and first.end >= 3 and tokens[1] == "the" and len(words) == 3 \
+            and tokens[0].lower() in vocabulary.lower and words[:2] == tokens[:2]:
+        return Mention(words[2], 2, first.end)
+    return first
+
+
+def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
+            ) -> list[Mention]:
+    """Two names joined by "and" made one where the ingest writes them as one name
+    (`Vocabulary.joined`). When the first holds "of" and only its part after "of" makes
+    such a name with the second ("The Chair of the Audit and Risk Committee"), that part
+    is joined and the part before "of" stays a name of its own (`Chair`)."""
+    if len(found) < 2 or not vocabulary.joined:
+        return found
+    out = [found[0]]
+    for mention in found[1:]:
+        last = out[-1]
+        if tokens[last.end:mention.start] != ["and"]:
+            out.append(mention)
+        elif f"{last.text} and {mention.text}" in vocabulary.joined:
+            out[-1] = Mention(f"{last.text} and {mention.text}", last.start, mention.end)
+        elif (split := _after_of(tokens, last)) is not None \
+                and f"{split[1].text} and {mention.text}" in vocabulary.joined:
+            head, tail = split
+            out[-1:] = [head, Mention(f"{tail.text} and {mention.text}", tail.start,
+                                      mention.end)]
+        else:
+            out.append(mention)
+    return out
+
+
+def _after_of(tokens: list[str], mention: Mention) -> tuple[Mention, Mention] | None:
+    """A mention cut at its last "of" (or "of the"): the part before and the part after."""
+    cut = mention.text.rfind(" of ")
+    of = max((k for k in range(mention.start + 1, mention.end - 1) if tokens[k] == "of"),
+             default=None)
+    if cut < 0 or of is None:
+        return None
+    after = of + 2 if tokens[of + 1] == "the" else of + 1
+    tail = mention.text[cut + 4:]
+    tail = tail[4:] if tail.startswith("the ") else tail
+    if after >= mention.end or not tail:
+        return None
+    return Mention(mention.text[:cut], mention.start, of), Mention(tail, after, mention.end)

@@ -43,13 +43,11 @@ from hopgraph.ingest.mentions import (
     Mention,
     Rules,
     is_number,
-    joined,
     mentions,
     sentences_of,
     set_of,
-    without_verb,
 )
-from hopgraph.ingest.names import surnames, title_entity
+from hopgraph.ingest.names import joined, surnames, title_entity, without_verb
 from hopgraph.ingest.vocabulary import Vocabulary, vocabulary_of
 from hopgraph.records import Triplet
 
