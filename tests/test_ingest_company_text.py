@@ -74,13 +74,20 @@ def test_a_prefix_or_a_letter_hyphened_to_a_word_is_no_name() -> None:
 
 
 def test_an_emails_greeting_and_sign_off_name_no_one() -> None:
-    from hopgraph.ingest.lines import heading_line
+    from hopgraph.ingest.reading import Document
+    from hopgraph.ingest.structure import sections
 
-    for line in ("Hello Helen", "Hi all", "Thanks, Helen", "Kind regards"):
-        assert not heading_line(line)
+    mail = ("From: Lisa Greenwood\nTo: Helen Rudd\nSubject: Pallets\n\nHello Helen\n\n"
+            "We accept the claim for the pallets.\n\nThanks, Helen\nHelen Rudd\n"
+            "Claims Coordinator\n")
+    headings = {h for found in sections(Document("m.txt", mail, "txt")) for h in found.headings}
+    assert not {"Hello Helen", "Thanks, Helen"} & headings
+    songs = ("Songs\nSongs of the year.\n\nHello Love (song)\n"
+             "Hello Love is a song by Hank Snow, a hit in 1974.\n")
+    headings = {h for found in sections(Document("s.txt", songs, "txt")) for h in found.headings}
+    assert "Hello Love (song)" in headings  # a title over its text is one
     for line in ("Hello Helen", "Hi all", "Thanks, Helen", "Morning Colin,"):
         assert names(line) == []
-    assert heading_line("Hebden Pallets")
     assert names("Hi Lisa, the pallets reached Hull.") == ["Lisa", "Hull"]  # no greeting alone
     assert names("Dear Gillian") == ["Gillian"]
     assert names("Morning Star") == ["Morning Star"]  # a name; "Morning Colin," greets

@@ -135,6 +135,14 @@ _SIGN_OFF = re.compile(r"(?:thanks|thank you|regards|cheers|(?:kind|best|warm) (
                        r"|many thanks|yours (?:sincerely|faithfully|truly))\b", re.IGNORECASE)
 
 
+def greeting(line: str) -> bool:
+    """Whether a line is an e-mail's greeting or sign-off ("Hello Helen", "Hi all", "Thanks,
+    Helen", "Kind regards"): a heading's form, but no heading where no paragraph follows it
+    (`structure`; a title may still be one: "Hey Jude", "Thank You")."""
+    words = line.split()
+    return 0 < len(words) <= 4 and (words[0].lower() in _GREETINGS or bool(_SIGN_OFF.match(line)))
+
+
 def heading_line(line: str) -> bool:
     """Whether a line may be a heading: short, opening with a capital, a digit or a heading's
     number, not a sentence, a list item that is a sentence, or a laid-out line."""
@@ -146,8 +154,6 @@ def heading_line(line: str) -> bool:
         return False
     if ends_sentence(line) or line.endswith(",") or _TABLE_ROW.match(line):
         return False
-    if len(words) <= 4 and (words[0].lower() in _GREETINGS or _SIGN_OFF.match(line)):
-        return False  # an e-mail's greeting or sign-off: "Hello Helen", "Thanks, Helen"
     numbered = heading_number(line)
     if key_value(line) and not (numbered and numbered[0][:1].isalpha()):
         return False  # "Incident: IR-2341" is a field; "Section 4: Fees" a heading

@@ -29,6 +29,7 @@ from hopgraph.ingest.lines import (
     all_caps,
     dated,
     ends_sentence,
+    greeting,
     heading_line,
     join_wrapped,
     key_value,
@@ -254,7 +255,8 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
             following = rows[index + 1] if index + 1 < len(rows) else None
             if index == 0 and _signature(rows, after):
                 break  # read whole, with the section before it
-            if _opens_section(rows, index, following is not None or not last):
+            if _opens_section(rows, index, following is not None or not last) \
+                    and not (number and _greets(rows, index)):
                 outline.add(run)
                 run = []
                 outline.open(1, row.text)
@@ -272,6 +274,13 @@ def _titled(line: str, following: str) -> bool:
                                          and len(following) <= MAX_FIELD_CHARS)
     return (key_value(line) and paragraph and heading_line(line.replace(":", ""))
             and line.split(":", 1)[1].strip()[:1].isupper())
+
+
+def _greets(rows: list[_Row], index: int) -> bool:
+    """Whether a row is an e-mail's greeting or sign-off with no paragraph under it in its
+    block ("Hello Helen" alone, "Thanks, Helen" over a signature), not a title such as
+    "Hello Love (song)" over its text."""
+    return greeting(rows[index].text) and all(heading_line(row.text) for row in rows[index + 1:])
 
 
 def _title_lines(rows: list[_Row]) -> int:
