@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable
 
 from hopgraph.ingest.fields import field_line, same_table
+from hopgraph.ingest.mentions import GREETINGS, SIGN_OFFS
 
 MAX_HEADING_CHARS = 80
 MAX_HEADING_WORDS = 12
@@ -130,9 +131,9 @@ def all_caps(line: str) -> bool:
             and re.search(r"(?<![\w-])[^\W\d_]{3,}(?![\w-])", line) is not None)
 
 
-_GREETINGS = frozenset({"dear", "hi", "hello", "hey"})
-_SIGN_OFF = re.compile(r"(?:thanks|thank you|regards|cheers|(?:kind|best|warm) (?:regards|wishes)"
-                       r"|many thanks|yours (?:sincerely|faithfully|truly))\b", re.IGNORECASE)
+_SIGN_OFF = re.compile(rf"(?:{'|'.join(sorted(SIGN_OFFS))}|thank you|(?:kind|best|warm) "
+                       r"(?:regards|wishes)|many thanks|yours (?:sincerely|faithfully|truly))\b",
+                       re.IGNORECASE)
 
 
 def greeting(line: str) -> bool:
@@ -140,7 +141,7 @@ def greeting(line: str) -> bool:
     Helen", "Kind regards"): a heading's form, but no heading where no paragraph follows it
     (`structure`; a title may still be one: "Hey Jude", "Thank You")."""
     words = line.split()
-    return 0 < len(words) <= 4 and (words[0].lower() in _GREETINGS or bool(_SIGN_OFF.match(line)))
+    return 0 < len(words) <= 4 and (words[0].lower() in GREETINGS or bool(_SIGN_OFF.match(line)))
 
 
 def heading_line(line: str) -> bool:

@@ -55,7 +55,9 @@ MAX_GREETING_TOKENS = 6  # "Dear Mr Owen Pryce ,"
 # An e-mail's greeting or sign-off names whom it greets or who signs, as its header does:
 # "Hi Lisa,", "Hello Helen", "Thanks, Helen"; "Morning Colin," only with its comma (the
 # "Morning Star" is a name).
-SALUTATIONS = set_of("hi hello hey thanks regards cheers")
+GREETINGS = set_of("dear hi hello hey")  # "Dear" keeps the name after it: "Dear Mr Pryce,"
+SIGN_OFFS = set_of("thanks regards cheers")
+SALUTATIONS = (GREETINGS - {"dear"}) | SIGN_OFFS
 DAYTIME_GREETINGS = set_of("morning afternoon evening")
 # A list item's key: a letter or three and a number ("R3", "A12").
 ITEM_KEY = re.compile(r"[A-Z]{1,3}\d{1,3}")
