@@ -59,6 +59,7 @@ GREETINGS = set_of("dear hi hello hey")  # "Dear" keeps the name after it: "Dear
 SIGN_OFFS = set_of("thanks regards cheers")
 SALUTATIONS = (GREETINGS - {"dear"}) | SIGN_OFFS
 DAYTIME_GREETINGS = set_of("morning afternoon evening")
+_GREETING_WORDS = SALUTATIONS | DAYTIME_GREETINGS  # what opens a greeting line
 # A list item's key: a letter or three and a number ("R3", "A12").
 ITEM_KEY = re.compile(r"[A-Z]{1,3}\d{1,3}")
 MONTHS = set_of("""january february march april may june july august september october november
@@ -211,7 +212,7 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
     word hyphened to lower-case ones is a mention as a whole, as in a value or a cell)."""
     found: list[Mention] = []
     i, n = 0, len(tokens)
-    greeting = n > 0 and tokens[0].lower() in SALUTATIONS | DAYTIME_GREETINGS
+    greeting = n > 0 and tokens[0].lower() in _GREETING_WORDS
     if greeting and ((n <= MAX_GREETING_TOKENS and tokens[-1] == ",")
                      or (n <= 3 and tokens[0].lower() in SALUTATIONS)):
         return found  # "Hi Lisa,": a greeting, no mention of a lone first name
