@@ -11,8 +11,9 @@ rerun of the same command, from whatever point it stopped, finds the rest still 
 1. relations that keep other passages lose the pruned ones (upserted);
 2. entities that only doomed relations touch are deleted;
 3. relations left with no passage are deleted;
-4. the pruned passages are deleted, last: while any is left, the rerun finds the document,
-   and every relation and entity that hung on the passages already deleted went before them.
+4. the pruned passages' sentence rows (`hopgraph.sentences`) are deleted, then the pruned
+   passages, last: while any is left, the rerun finds the document, and every relation,
+   entity and sentence row that hung on the passages already deleted went before them.
 
 Between a stop and the rerun the documents are unfinished (`store.writes`), so reads say
 so; the rerun completes them, or `check --repair` removes them.
@@ -29,6 +30,7 @@ import numpy as np
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest.batch import StoredDocsSeen
 from hopgraph.records import Removal
+from hopgraph.sentences import sentence_ids, sentences_of
 from hopgraph.store import MilvusStore
 
 Touch = Callable[[str, list[str], list[str]], None]  # (kind, ids, documents)
@@ -107,6 +109,8 @@ def apply(store: MilvusStore, graph: KnowledgeGraph, todo: Plan, touch: Touch
                       ("passages", [graph.passage_ids[p] for p in todo.passages.tolist()])):
         if ids:
             touch(kind, ids, docs)
+        if kind == "passages":
+            _drop(store, store.sentences, _sentence_rows(store, ids))
         _drop(store, getattr(store, kind), ids)
     for r, kept in todo.shrink.items():
         graph.set_passages(r, [graph.passage_ids[p] for p in kept])
@@ -130,6 +134,14 @@ def _shrink(store: MilvusStore, graph: KnowledgeGraph, todo: Plan) -> int:
         row["passage_ids"] = [p for p in row["passage_ids"] if p not in dropped[row["id"]]]
         row["vector"] = np.asarray(row["vector"], dtype=np.float32)
     return store.upsert(store.relations, rows)
+
+
+def _sentence_rows(store: MilvusStore, passages: list[str]) -> list[str]:
+    """The ids of the sentence rows of these passages, from their stored texts."""
+    if not passages:
+        return []
+    return [sid for row in store.get(store.passages, passages, ["id", "text"])
+            for sid in sentence_ids(row["id"], len(sentences_of(row["text"])))]
 
 
 def _drop(store: MilvusStore, collection: str, ids: list[str]) -> None:

@@ -22,6 +22,7 @@ from hopgraph.records import PassageHit, Retrieval
 from hopgraph.retrieve.query import Query
 from hopgraph.retrieve.scope import Scope, ScopedGraph, ScopedLinker, ScopedSearch
 from hopgraph.retrieve.search import Searcher, Searches
+from hopgraph.retrieve.sentences import SentenceCache
 
 
 class Clock:
@@ -49,6 +50,9 @@ class Context:
     search: Searches
     llm: LLMClient | None = None
     fanout: int = DEFAULT_FANOUT  # relations of one entity followed per step (Settings.fanout)
+    # Sentence vectors read or embedded so far (`retrieve.sentences`): a later version's
+    # context takes this one's.
+    sentences: SentenceCache = field(default_factory=SentenceCache)
     _linker: EntityLinker | None = field(default=None, repr=False)
     # An earlier graph's linker: the new one extends it when only entities were added.
     linker_from: EntityLinker | None = field(default=None, repr=False)
@@ -72,7 +76,7 @@ class Context:
         `scope` (`retrieve.scope`); the methods run on it unchanged. `search` is the
         backend behind this context's searches (which do not take a scope themselves)."""
         return Context(ScopedGraph(self.graph, scope), self.embedder,  # type: ignore[arg-type]
-                       ScopedSearch(search, scope), self.llm, self.fanout,
+                       ScopedSearch(search, scope), self.llm, self.fanout, self.sentences,
                        _linker=ScopedLinker(self.linker, scope))  # type: ignore[arg-type]
 
 

@@ -15,6 +15,7 @@ from hopgraph.records import Hit, PassageHit, RelationHit, Retrieval
 from hopgraph.retrieve import bridge, fanout, rank
 from hopgraph.retrieve.context import Clock, Context, link_query
 from hopgraph.retrieve.query import Query
+from hopgraph.retrieve.sentences import with_sentences
 
 
 def run_default(ctx: Context, query: Query, qvec: np.ndarray, clock: Clock) -> Retrieval:
@@ -65,6 +66,10 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
         weights = rank.search_weights(question, len(probes))
         per_search = [rank.with_lexical(d, lx, w)
                       for d, lx, w in zip(dense, lexical, weights, strict=True)]
+    with clock.stage("sentences"):
+        per_search = with_sentences(ctx.search, ctx.embedder, ctx.sentences, vectors, dense,
+                                    per_search)
+    with clock.stage("rank"):
         merged = bridge.merge_searches(
             per_search[0], list(zip(probes, per_search[1:], strict=True)),
             {p.entity: graph.passages_of_entity(p.entity) for p in probes},

@@ -249,3 +249,8 @@ class MemorySearcher:
     def texts(self, passage_ids: list[str]) -> dict[str, str]:
         """Passage texts by id, from the mirror."""
         return {pid: self._texts[pid] for pid in passage_ids if pid in self._texts}
+
+    def sentence_vectors(self, sentence_ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored sentence vectors by id, read from Milvus (not mirrored: a query needs
+        those of its few candidates, which `retrieve.sentences` keeps)."""
+        return self.store.vectors(self.store.sentences, sentence_ids) if sentence_ids else {}

@@ -69,6 +69,8 @@ class Retriever:
         made = cls(version.graph, embedder, searcher, llm, start.store, fanout, reranker,
                    rerank_top_n)
         made.ctx.linker_from = start.linker_from
+        if previous is not None:
+            made.ctx.sentences = previous.ctx.sentences
         if isinstance(searcher, MemorySearcher):
             learned = Built(made, dict(searcher.passage_texts), {
                 kind: matrix for kind, matrix in searcher.matrices().items()

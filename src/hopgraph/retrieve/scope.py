@@ -214,6 +214,9 @@ class ScopedSearch:
     def texts(self, passage_ids: list[str]) -> dict[str, str]:
         return self.base.texts(passage_ids)
 
+    def sentence_vectors(self, sentence_ids: list[str]) -> dict[str, np.ndarray]:
+        return self.base.sentence_vectors(sentence_ids)
+
     @property
     def bm25(self) -> LocalBM25 | None:
         return self.base.bm25

@@ -60,6 +60,8 @@ class Searches(Protocol):
 
     def texts(self, passage_ids: list[str]) -> dict[str, str]: ...
 
+    def sentence_vectors(self, sentence_ids: list[str]) -> dict[str, np.ndarray]: ...
+
     @property
     def bm25(self) -> LocalBM25 | None: ...
 
@@ -273,6 +275,11 @@ class MilvusSearcher:
         """Passage texts by id, fetched from Milvus."""
         rows = self.store.get(self.store.passages, passage_ids, ["id", "text"])
         return {row["id"]: row["text"] for row in rows}
+
+    def sentence_vectors(self, sentence_ids: list[str]) -> dict[str, np.ndarray]:
+        """Stored sentence vectors by id (`hopgraph.sentences`; ids not stored are absent),
+        read by id: a filter would walk every row on Milvus Lite."""
+        return self.store.vectors(self.store.sentences, sentence_ids) if sentence_ids else {}
 
 
 def _cosines(qvec: np.ndarray, matrix: np.ndarray, keys: list[Any]) -> dict[Any, float]:

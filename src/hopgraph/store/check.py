@@ -21,6 +21,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hopgraph.sentences import sentence_ids, sentences_of
 from hopgraph.store.milvus import MilvusStore
 from hopgraph.store.writes import WriteSession, writing
 
@@ -110,9 +111,12 @@ def repair(store: MilvusStore, report: CheckReport, session: WriteSession) -> in
         session.completed.update([*docs, "*"])
     if docs:  # roll back: their passages go; the rounds after this clear what hung on them
         listed = ", ".join(json.dumps(d, ensure_ascii=False) for d in docs)
-        gone = [row["id"] for row in store.where(store.passages, f"doc_id in [{listed}]",
-                                                 ["id"], limit=16384)]
+        found = store.where(store.passages, f"doc_id in [{listed}]", ["id", "text"],
+                            limit=16384)
+        gone = [row["id"] for row in found]
         session.touch("passages", gone, docs)
+        store.delete(store.sentences, [sid for row in found for sid in sentence_ids(
+            row["id"], len(sentences_of(row["text"])))])
         store.delete(store.passages, gone)
         changed += len(gone)
     passages = {row["id"] for row in store.scan(store.passages, ["id"])}

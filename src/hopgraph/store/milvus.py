@@ -79,6 +79,7 @@ class MilvusStore(Collections):
         self.entities = f"{graph}_entities"
         self.relations = f"{graph}_relations"
         self.passages = f"{graph}_passages"
+        self.sentences = f"{graph}_sentences"
         self.meta_collection = f"{graph}_meta"
         self.writers = f"{graph}_writers"
         self.changes = f"{graph}_changes"
@@ -162,20 +163,25 @@ class MilvusStore(Collections):
 
     def migrate(self) -> bool:
         """Add what a graph stored by an earlier version lacks: the writer-lease and
-        change-log collections (idempotent; two processes doing it at once is fine).
-        Returns whether anything was added. Its write counter and an unfinished write's
-        flag carry over as they are."""
-        added = False
-        with self._failures("adding the writer-lease and change-log collections"):
-            for name, create in ((self.writers, schema.create_writers),
-                                 (self.changes, schema.create_changes)):
+        change-log collections, and the sentence collection (idempotent; two processes doing
+        it at once is fine). Returns whether anything was added. Its write counter and an
+        unfinished write's flag carry over as they are; the passages stored before have no
+        sentence rows until they are ingested again (`ingest.writer`), and a query embeds
+        the sentences of those it ranks meanwhile (`retrieve.sentences`)."""
+        added = []
+        index = schema.LITE_INDEX if is_local_uri(self.uri) else schema.SERVER_INDEX
+        with self._failures("adding the collections an earlier version lacks"):
+            for name, create in (
+                    (self.writers, schema.create_writers),
+                    (self.changes, schema.create_changes),
+                    (self.sentences, partial(schema.create_sentences,
+                                             dim=int(self.meta["dim"]), index_type=index))):
                 if not self._client.has_collection(name):
                     create(self._client, name)
-                    added = True
+                    added.append(name)
         if added:
-            log.info("graph %s at %s: added the writer-lease and change-log collections",
-                     self.graph, self.uri)
-        return added
+            log.info("graph %s at %s: added %s", self.graph, self.uri, ", ".join(added))
+        return bool(added)
 
     def ensure_all_loaded(self) -> None:
         """Load the entity, relation and passage collections (before writing or searching
@@ -191,8 +197,8 @@ class MilvusStore(Collections):
             path.unlink(missing_ok=True)
         found = False
         with self._failures("dropping the graph"):
-            for name in (self.entities, self.relations, self.passages, self.meta_collection,
-                         self.writers, self.changes):
+            for name in (self.entities, self.relations, self.passages, self.sentences,
+                         self.meta_collection, self.writers, self.changes):
                 if self._client.has_collection(name):
                     self._client.drop_collection(name)
                     found = True
@@ -205,6 +211,7 @@ class MilvusStore(Collections):
         schema.create_passages(self._client, self.passages, dim, index)
         schema.create_entities(self._client, self.entities, dim, index)
         schema.create_relations(self._client, self.relations, dim, index)
+        schema.create_sentences(self._client, self.sentences, dim, index)
         schema.create_writers(self._client, self.writers)
         schema.create_changes(self._client, self.changes)
         schema.create_meta(self._client, self.meta_collection)

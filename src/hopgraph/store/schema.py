@@ -1,7 +1,8 @@
 """The explicit schemas of a graph's collections, and the size limits they impose.
 
 Entities (id, name, vector); relations (id, subject_id, object_id, text, vector, passage_ids);
-passages (id, text, vector, doc_id, metadata); meta (one row: the graph's settings as JSON);
+passages (id, text, vector, doc_id, metadata); sentences (id, passage_id, vector: a passage's
+sentences embedded one by one, `hopgraph.sentences`); meta (one row: the graph's settings as JSON);
 writers (one row per process claiming the writer lease, `store.lease`); changes (the log of
 writes other processes follow, `store.changes`).
 """
@@ -220,3 +221,14 @@ def _passage_schema(client: MilvusClient, dim: int) -> Any:
     schema.add_field("doc_id", DataType.VARCHAR, max_length=DOC_ID_MAX)
     schema.add_field("metadata", DataType.JSON)
     return schema
+
+
+def create_sentences(client: MilvusClient, name: str, dim: int,
+                     index_type: str = SERVER_INDEX) -> None:
+    """The sentence collection: id ("passage id#n", `hopgraph.sentences`), the passage's id,
+    vector. Read by id only (never searched, never filtered: a filter walks every row on
+    Milvus Lite)."""
+    schema = _schema(client)
+    schema.add_field("passage_id", DataType.VARCHAR, max_length=ID_MAX)
+    schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
+    _new_collection(client, name, schema, index_type)
