@@ -9,9 +9,6 @@ import pytest
 from conftest import BERNOULLI, Ran, need, run_cli
 from llm_server import FakeLLMServer, Reply
 
-from hopgraph.ingest.loaders import load_file
-from hopgraph.sentences import sentences_of
-
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
@@ -23,9 +20,7 @@ def test_ingest_in_a_new_process(smoke: tuple[dict[str, str], Ran]) -> None:
     done = smoke[1]
     assert done.code == 0, done.stderr
     assert "passages:  4 added, 0 already present" in done.stdout
-    records = load_file(need(BERNOULLI)).records  # 4 passages, 24 entities, 22 relations
-    sentences = sum(len(sentences_of(r.text)) for r in records)  # and each passage's sentences
-    assert f"embedded:  {50 + sentences} texts" in done.stdout
+    assert "embedded:  50 texts" in done.stdout
 
 
 def test_ingest_reports_and_is_idempotent(env: dict[str, str], tmp_path: Path) -> None:

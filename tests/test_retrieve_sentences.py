@@ -1,6 +1,7 @@
-"""A passage scored by its best sentence too (the default method, `retrieve.sentences`): each
-sentence stored at ingest with its own vector, read by id at query time and embedded then
-when missing, with the same ranking either way; the rows go with their passages; a graph an
+"""A passage of several lines scored by its best sentence too (the default method,
+`retrieve.sentences`): each sentence stored at ingest with its own vector, read by id at query
+time and embedded then when missing, with the same ranking either way; a passage of one
+paragraph keeps its score; the rows go with their passages and follow their text; a graph an
 earlier version stored gets them when its files are ingested again."""
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from conftest import CountingEmbedder
 
 from hopgraph import GraphRAG
 from hopgraph.embed import LocalEmbedder
+from hopgraph.identity import sentence_id
+from hopgraph.ingest.writer import Ingestor
 from hopgraph.retrieve import sentences as scoring
 from hopgraph.retrieve.search import MemorySearcher, MilvusSearcher
 from hopgraph.retrieve.sentences import SentenceCache, with_sentences
-from hopgraph.sentences import MAX_SENTENCES, sentence_ids, sentences_of
+from hopgraph.sentences import MAX_SENTENCES, sentence_rows, sentences_of
 from hopgraph.store import MilvusStore
+from hopgraph.store.check import check, check_and_repair
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
 
@@ -26,20 +30,33 @@ PROFILES = """# Staff profiles
 
 ## Tom Okafor
 
-Tom Okafor is the plant manager at the Coalville site. He lives in Hinckley and
-works on the early shift. He joined the company in 2019 from a dairy in Leicester.
+Tom Okafor is the plant manager at the Coalville site.
+
+He lives in Hinckley and works on the early shift.
+
+He joined the company in 2019 from a dairy in Leicester.
 
 ## Helen Ashby
 
-Helen Ashby is the managing director. She chairs the board and signs every
-supply agreement above fifty thousand pounds.
+Helen Ashby is the managing director.
+
+She chairs the board and signs every supply agreement above fifty thousand pounds.
 """
 
 AUDIT = """# BRCGS audit 2025
 
-The opening meeting was attended by Helen Ashby and Tom Okafor. The auditor
-asked for the speck counts of the last three months and for the cleaning records
-of line 4. Keller Polymers supplies the recycled flake for line 4.
+The opening meeting was attended by Helen Ashby and Tom Okafor.
+
+The auditor asked for the speck counts of the last three months and for the
+cleaning records of line 4.
+
+Keller Polymers supplies the recycled flake for line 4.
+"""
+
+NOTE = """# Site history
+
+The Coalville site opened in 1998 as a dairy. It has made trays for salads and
+ready meals since 2011, and its line 4 runs on recycled flake.
 """
 
 QUESTION = "On which shift does the plant manager who attended the BRCGS audit work?"
@@ -50,29 +67,46 @@ def _folder(tmp_path: Path) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / "profiles.md").write_text(PROFILES, encoding="utf-8")
     (folder / "audit.md").write_text(AUDIT, encoding="utf-8")
+    (folder / "history.md").write_text(NOTE, encoding="utf-8")  # one paragraph
     return folder
 
 
-def _stored(store: MilvusStore) -> dict[str, list[str]]:
-    """Each stored passage's sentence ids, by passage id."""
-    return {row["id"]: sentence_ids(row["id"], len(sentences_of(row["text"])))
+class Stop(Exception):
+    """Stands for the process dying at that point."""
+
+
+def _stored(store: MilvusStore) -> dict[str, dict[str, str]]:
+    """Each stored passage's sentence rows (id → sentence), by passage id."""
+    return {row["id"]: sentence_rows(row["id"], row["text"])
             for row in store.scan(store.passages, ["id", "text"])}
+
+
+def _exactly_its_passages_rows(store: MilvusStore) -> bool:
+    """The sentence collection holds the rows of the stored passages' texts, and no other."""
+    wanted = {sid for rows in _stored(store).values() for sid in rows}
+    return {row["id"] for row in store.scan(store.sentences, ["id"])} == wanted
 
 
 def _ranking(rag: GraphRAG) -> list[tuple[str, float]]:
     return [(p.id, round(p.score, 5)) for p in rag.retrieve(QUESTION, top_k=8).passages]
 
 
-def test_a_passage_s_sentences_leave_its_context_line_out() -> None:
+def test_a_passage_of_several_lines_has_sentences_and_one_paragraph_none() -> None:
     text = "Staff profiles > Tom Okafor\nTom Okafor is the plant manager. He lives in Hinckley.\n" \
-           "Regards,\nSee the register for line 4."
+           "Regards,\nSee the register for line 4.\nSee the register for line 4."
     assert sentences_of(text) == ["Tom Okafor is the plant manager.", "He lives in Hinckley.",
-                                  "See the register for line 4."]
-    assert sentences_of("One line and no heading above it.") == [
-        "One line and no heading above it."]
-    long = "Title\n" + " ".join(f"Sentence number {n} is here." for n in range(100))
+                                  "See the register for line 4."]  # each once
+    # A paragraph under its title (a Wikipedia passage, a chunk of prose) is about one thing.
+    assert sentences_of("Euler\nEuler was born in Basel. He studied there.") == []
+    assert sentences_of("Euler\nEuler was born in Basel.\n\n  \n") == []
+    assert sentences_of("One line and no heading above it. And a second sentence.") == []
+    long = "Title\n\n" + "\n".join(f"Sentence number {n} is here." for n in range(100))
     assert len(sentences_of(long)) == MAX_SENTENCES
-    assert sentence_ids("p1", 2) == ["p1#0", "p1#1"]
+    rows = sentence_rows("p1", text)
+    assert list(rows.values()) == sentences_of(text)
+    assert list(rows) == [sentence_id("p1", s) for s in sentences_of(text)]
+    assert sentence_id("p1", "He lives in Hinckley.") != sentence_id("p1", "he lives in Hinckley.")
+    assert sentence_id("p1", "He lives in Hinckley.") != sentence_id("p2", "He lives in Hinckley.")
 
 
 def test_ingest_stores_each_sentence_with_its_own_vector(
@@ -84,14 +118,16 @@ def test_ingest_stores_each_sentence_with_its_own_vector(
     rows = {row["id"]: row["text"] for row in store.scan(store.passages, ["id", "text"])}
     count = 0
     for pid, text in rows.items():
-        found = sentences_of(text)
-        ids = sentence_ids(pid, len(found))
-        vectors = store.vectors(store.sentences, ids)
-        assert sorted(vectors) == sorted(ids)
-        np.testing.assert_allclose(np.vstack([vectors[sid] for sid in ids]),
-                                   local_embedder.embed(found), atol=1e-5)
+        found = sentence_rows(pid, text)
+        vectors = store.vectors(store.sentences, list(found))
+        assert sorted(vectors) == sorted(found)
+        if found:
+            np.testing.assert_allclose(np.vstack([vectors[sid] for sid in found]),
+                                       local_embedder.embed(list(found.values())), atol=1e-5)
         count += len(found)
-    assert count >= 8 and summary.texts_embedded >= count + len(rows)
+    assert count >= 5 and summary.texts_embedded >= count + len(rows)
+    assert any(not sentence_rows(pid, text) for pid, text in rows.items())  # the audit's
+    assert _exactly_its_passages_rows(store)
     again = rag.add_files([_folder(tmp_path)])
     assert again.texts_embedded == 0  # nothing new: not even a sentence
 
@@ -109,6 +145,7 @@ def test_a_query_reads_stored_sentences_and_embeds_missing_ones_alike(
     store = store_of(rag)
     rows = _stored(store)
     store.delete(store.sentences, [sid for ids in rows.values() for sid in ids])
+    assert store.count(store.sentences) == 0
     with open_graph("read") as reopened:
         before = embedder.texts
         embedded = _ranking(reopened)
@@ -148,21 +185,25 @@ def test_the_best_sentence_moves_a_passage_up_its_search() -> None:
         sentence vectors (no Milvus needed to check the arithmetic)."""
 
         def texts(self, ids: list[str]) -> dict[str, str]:
-            return {pid: f"Heading\nFirst sentence of {pid}. Second sentence of {pid}."
-                    for pid in ids}
+            return {pid: TEXTS[pid] for pid in ids}
 
         def sentence_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
-            axis = {"a#0": 1, "a#1": 0, "b#0": 2, "b#1": 2}
-            return {sid: np.eye(dim, dtype=np.float32)[axis[sid]] for sid in ids}
+            return {sid: np.eye(dim, dtype=np.float32)[AXIS[sid]] for sid in ids}
 
+    TEXTS = {pid: f"Heading\nFirst sentence of {pid}.\nSecond sentence of {pid}."
+             for pid in "ab"}
+    TEXTS["c"] = "Heading\nFirst sentence of c. Second sentence of c."  # one paragraph
+    AXIS = dict(zip([*sentence_rows("a", TEXTS["a"]), *sentence_rows("b", TEXTS["b"])],
+                    [1, 0, 2, 2], strict=True))
     query = np.eye(dim, dtype=np.float32)[:1]
-    dense = [{"a": 0.5, "b": 0.6}]
-    scored = [{"a": 0.55, "b": 0.62}]  # BM25 added
+    dense = [{"a": 0.5, "b": 0.6, "c": 0.3}]
+    scored = [{"a": 0.55, "b": 0.62, "c": 0.31}]  # BM25 added
     out = with_sentences(Stored(), Unit(), SentenceCache(), query, dense,  # type: ignore[arg-type]
                          scored)
     assert out[0]["a"] == pytest.approx(0.55 + scoring.SENTENCE_WEIGHT * (1.0 - 0.5))
     assert out[0]["b"] == pytest.approx(0.62 + scoring.SENTENCE_WEIGHT * (0.0 - 0.6))
     assert out[0]["a"] > out[0]["b"]
+    assert out[0]["c"] == 0.31  # no sentences: its score stands
 
 
 def test_only_each_search_s_first_passages_are_rescored(monkeypatch: pytest.MonkeyPatch
@@ -171,7 +212,8 @@ def test_only_each_search_s_first_passages_are_rescored(monkeypatch: pytest.Monk
 
     class Stored:
         def texts(self, ids: list[str]) -> dict[str, str]:
-            return {pid: "One sentence stands here." for pid in ids}
+            return {pid: "Title\nOne sentence stands here.\nAnother one stands here."
+                    for pid in ids}
 
         def sentence_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
             return {sid: np.ones(2, dtype=np.float32) / np.sqrt(2) for sid in ids}
@@ -200,6 +242,85 @@ def test_sentence_rows_go_with_their_passages(
     now = _stored(store)
     dropped = [sid for pid in set(after) - set(now) for sid in after[pid]]
     assert dropped and store.vectors(store.sentences, dropped) == {}
+    assert _exactly_its_passages_rows(store)
+
+
+def test_a_passage_whose_text_changes_in_case_gets_the_rows_of_its_new_sentences(
+        tmp_path: Path, open_graph: Callable[..., GraphRAG], store_of: Callable,
+        local_embedder: LocalEmbedder) -> None:
+    """The passage keeps its id (the id ignores case) and its vector; its sentences are
+    other texts, so their rows are new ones and the old ones go."""
+    rag = open_graph("recased")
+    folder = _folder(tmp_path)
+    rag.add_files([folder])
+    store = store_of(rag)
+    before = _stored(store)
+    (folder / "profiles.md").write_text(PROFILES.replace("early shift", "Early Shift"),
+                                        encoding="utf-8")
+    summary = rag.add_files([folder / "profiles.md"])
+    after = _stored(store)
+    assert set(after) == set(before) and summary.passages_updated == 1
+    [pid] = [pid for pid in after if after[pid] != before[pid]]
+    fresh = {sid: s for sid, s in after[pid].items() if sid not in before[pid]}
+    assert list(fresh.values()) == ["He lives in Hinckley and works on the Early Shift."]
+    assert summary.texts_embedded == 1 + summary.entities_added + summary.relations_added
+    stale = [sid for sid in before[pid] if sid not in after[pid]]
+    assert len(stale) == 1 and store.vectors(store.sentences, stale) == {}
+    [(sid, sentence)] = fresh.items()
+    np.testing.assert_allclose(store.vectors(store.sentences, [sid])[sid],
+                               local_embedder.embed([sentence])[0], atol=1e-5)
+    assert _exactly_its_passages_rows(store)
+
+
+@pytest.mark.parametrize("stage", ["_store_sentences", "_update_passages"])
+def test_a_write_stopped_around_a_changed_passage_leaves_no_stale_row(
+        tmp_path: Path, open_graph: Callable[..., GraphRAG], store_of: Callable,
+        monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
+    """Stopped where a stored passage whose text changed gets its sentence rows, or where
+    its text is rewritten: the rerun leaves the rows of its new text and no other."""
+    rag = open_graph("stopped")
+    folder = _folder(tmp_path)
+    rag.add_files([folder])
+    (folder / "profiles.md").write_text(PROFILES.replace("early shift", "Early Shift"),
+                                        encoding="utf-8")
+    original = getattr(Ingestor, stage)
+
+    def stop(self: Ingestor, batch: object, summary: object, *rest: object) -> object:
+        if stage == "_update_passages" or rest[-1]:  # the stored passages' call
+            raise Stop(stage)
+        return original(self, batch, summary, *rest)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Ingestor, stage, stop)
+        with pytest.raises(Stop):
+            rag.add_files([folder / "profiles.md"])
+    rag.close()
+    with open_graph("stopped") as reopened:  # the rerun
+        reopened.add_files([folder / "profiles.md"])
+        store = store_of(reopened)
+        assert _exactly_its_passages_rows(store)
+        assert check(store).problems == []
+
+
+def test_check_repair_rolls_back_a_graph_that_has_no_sentence_collection(
+        tmp_path: Path, open_graph: Callable[..., GraphRAG], store_of: Callable,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`check --repair` opens the collections as they are (no migration): a graph an
+    earlier version stored has no sentence rows to delete."""
+    rag = open_graph("repaired")
+    folder = _folder(tmp_path)
+    rag.add_files([folder / "audit.md"])
+    with monkeypatch.context() as patch:
+        patch.setattr(Ingestor, "_store_relations", lambda *a, **k: (_ for _ in ()).throw(
+            Stop("mid-write")))
+        with pytest.raises(Stop):
+            rag.add_files([folder / "profiles.md"])
+    store = store_of(rag)
+    store._client.drop_collection(store.sentences)
+    report = check_and_repair(store)
+    assert report.problems == [] and report.repaired > 0
+    assert {row["doc_id"] for row in store.scan(store.passages, ["doc_id"])} == {
+        "audit.md"}
 
 
 def test_a_graph_stored_without_sentences_gets_them_when_ingested_again(
@@ -223,7 +344,7 @@ def test_a_graph_stored_without_sentences_gets_them_when_ingested_again(
 
 
 def test_the_cache_keeps_the_latest_within_its_bytes() -> None:
-    cache = SentenceCache(limit=2 * 4 * 3)  # two 1×3 float32 matrices
+    cache = SentenceCache(limit=2 * (4 * 3 + len("a") + len("text")))  # two kept passages
     one = np.ones((1, 3), dtype=np.float32)
     cache.put(("a", "text"), one)
     cache.put(("b", "text"), one)

@@ -44,6 +44,13 @@ def passage_id(text: str, doc_id: str) -> str:
     return _digest("p", f"{doc_id}\x1f{normalize(text)}")
 
 
+def sentence_id(passage_id: str, sentence: str) -> str:
+    """Id of a passage's sentence row (`hopgraph.sentences`): the passage and the sentence's
+    exact text, so a passage whose text changes only in case or spacing (same passage id)
+    gets rows of its new sentences, never keeps its old ones' vectors."""
+    return _digest("s", f"{passage_id}\x1f{sentence}")
+
+
 def relation_text(subject: str, predicate: str, obj: str) -> str:
     """The sentence a relation is embedded and shown as: its three parts joined by spaces."""
     return " ".join(_SPACE.sub(" ", part).strip() for part in (subject, predicate, obj))

@@ -30,7 +30,7 @@ import numpy as np
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest.batch import StoredDocsSeen
 from hopgraph.records import Removal
-from hopgraph.sentences import sentence_ids, sentences_of
+from hopgraph.sentences import sentence_rows
 from hopgraph.store import MilvusStore
 
 Touch = Callable[[str, list[str], list[str]], None]  # (kind, ids, documents)
@@ -141,7 +141,7 @@ def _sentence_rows(store: MilvusStore, passages: list[str]) -> list[str]:
     if not passages:
         return []
     return [sid for row in store.get(store.passages, passages, ["id", "text"])
-            for sid in sentence_ids(row["id"], len(sentences_of(row["text"])))]
+            for sid in sentence_rows(row["id"], row["text"])]
 
 
 def _drop(store: MilvusStore, collection: str, ids: list[str]) -> None:

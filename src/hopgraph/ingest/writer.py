@@ -15,7 +15,7 @@ from hopgraph.embed import Embedder
 from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest.batch import AddedIds, Batch, StoredDocsSeen, capped, chunks, collect
 from hopgraph.records import IngestSummary, PassageRecord
-from hopgraph.sentences import sentence_ids, sentences_of
+from hopgraph.sentences import sentence_rows
 from hopgraph.store import MilvusStore
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -134,6 +134,7 @@ class Ingestor:
         new = [pid for pid in ids if pid not in stored]
         summary.passages_present += len(stored)
         summary.passages_added += len(new)
+        self._store_sentences(batch, summary, list(stored), stored)
         self._update_passages(batch, stored, summary)
         vectors = self._embed([batch.passages[pid].text for pid in new])
         summary.texts_embedded += len(new)
@@ -150,33 +151,33 @@ class Ingestor:
         self.stored_texts({pid: batch.passages[pid].text for pid in new})
         if self.vector_sink and new:
             self.vector_sink("passages", vectors)
-        self._store_sentences(batch, summary, new, stored)
+        self._store_sentences(batch, summary, new, {})
         run.passages.update(new)
 
-    def _store_sentences(self, batch: Batch, summary: IngestSummary, new: list[str],
+    def _store_sentences(self, batch: Batch, summary: IngestSummary, passages: list[str],
                          stored: dict[str, dict[str, Any]]) -> None:
-        """The sentence rows (`hopgraph.sentences`) of the passages just written, and the
-        missing ones of those found stored: an earlier version wrote none, and a write that
-        stopped between a passage and its sentences left them out. Only missing rows are
-        embedded: a stored passage whose text changed only where its id ignores it (case,
-        spacing) keeps its rows, as it keeps its vector (`_update_passages`), and loses
-        those its old text had beyond its new one's."""
-        sentences = {pid: sentences_of(batch.passages[pid].text) for pid in [*new, *stored]}
-        ids = {pid: sentence_ids(pid, len(found)) for pid, found in sentences.items()}
-        checked = [sid for pid in stored for sid in ids[pid]]
+        """The sentence rows (`hopgraph.sentences`) of `passages`, with their text in this
+        batch: those not stored are embedded (new passages; stored ones an earlier version
+        or a stopped write left without rows, or whose text changed in case or spacing). A
+        passage in `stored` whose text changed loses the rows of sentences it no longer
+        has; it is called for those before their text is rewritten, so a write that stops
+        in between finds the old text again and finishes the job."""
+        rows = {pid: sentence_rows(pid, batch.passages[pid].text) for pid in passages}
+        checked = [sid for pid in passages if pid in stored for sid in rows[pid]]
         present = {row["id"] for row in self.store.get(self.store.sentences, checked, ["id"])
                    } if checked else set()
-        todo = [(sid, sentence, pid) for pid, found in sentences.items()
-                for sid, sentence in zip(ids[pid], found, strict=True) if sid not in present]
+        todo = [(sid, sentence, pid) for pid, found in rows.items()
+                for sid, sentence in found.items() if sid not in present]
         vectors = self._embed([sentence for _, sentence, _ in todo])
         summary.texts_embedded += len(todo)
         self.store.upsert(self.store.sentences, (
             {"id": sid, "passage_id": pid, "vector": vector}
             for (sid, _, pid), vector in zip(todo, vectors, strict=True)))
-        beyond = [sid for pid, row in stored.items() if row["text"] != batch.passages[pid].text
-                  for sid in sentence_ids(pid, len(sentences_of(row["text"])))[len(ids[pid]):]]
-        if beyond:
-            self.store.delete(self.store.sentences, beyond)
+        stale = [sid for pid in passages if pid in stored
+                 and stored[pid]["text"] != batch.passages[pid].text
+                 for sid in sentence_rows(pid, stored[pid]["text"]) if sid not in rows[pid]]
+        if stale:
+            self.store.delete(self.store.sentences, stale)
 
     def _update_passages(self, batch: Batch, stored: dict[str, dict[str, Any]],
                          summary: IngestSummary) -> None:

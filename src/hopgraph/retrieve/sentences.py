@@ -7,13 +7,15 @@ names the supplier. Each passage search of the default method (the question's an
 bridge probe's) gives its first SENTENCE_TOP passages, by their score in that search,
 SENTENCE_WEIGHT × (their best sentence's cosine − their own cosine) more. Passages further
 down keep their score: they stay behind either way, and scoring them would cost reads.
+Only a passage of several lines has sentences (`hopgraph.sentences`): one paragraph under
+its title keeps its score, whatever the search.
 
 A passage's sentences (`hopgraph.sentences`) are embedded at ingest and stored by id; a
 query reads those it needs (`Searches.sentence_vectors`) and embeds the sentences of any
-passage whose rows are missing (a graph stored by an earlier version, or a write that
-stopped between a passage and its sentences): the scores are the same either way. What was
-read or embedded is kept (`SentenceCache`, by passage id and text, so a passage whose text
-changes is read again).
+passage whose rows are missing (a graph stored by an earlier version, a write that stopped
+between a passage and its sentences, a passage whose text changed in case or spacing): the
+scores are the same either way. What was read or embedded is kept (`SentenceCache`, by
+passage id and text, so a passage whose text changes is read again).
 """
 
 from __future__ import annotations
@@ -25,17 +27,18 @@ import numpy as np
 
 from hopgraph.embed import Embedder
 from hopgraph.retrieve.search import Searches
-from hopgraph.sentences import sentence_ids, sentences_of
+from hopgraph.sentences import sentence_rows
 
-SENTENCE_WEIGHT = 0.2
+SENTENCE_WEIGHT = 0.25
 SENTENCE_TOP = 40
 CACHE_BYTES = 64 * 2**20  # sentence vectors kept per opened graph
 
 
 class SentenceCache:
     """Sentence vectors of passages (a matrix per passage, a row per sentence; zero rows
-    for a passage with no sentence), least recently used dropped past `limit` bytes.
-    Shared by the query threads of a server: every step holds the lock."""
+    for a passage with no sentence), least recently used dropped past `limit` bytes (the
+    matrices' and their keys', a passage's id and text). Shared by the query threads of a
+    server: every step holds the lock."""
 
     def __init__(self, limit: int = CACHE_BYTES) -> None:
         self.limit = limit
@@ -58,10 +61,15 @@ class SentenceCache:
             if key in self._kept:
                 return
             self._kept[key] = matrix
-            self._bytes += matrix.nbytes
+            self._bytes += _size(key, matrix)
             while self._bytes > self.limit and len(self._kept) > 1:
-                _, dropped = self._kept.popitem(last=False)
-                self._bytes -= dropped.nbytes
+                dropped = self._kept.popitem(last=False)
+                self._bytes -= _size(*dropped)
+
+
+def _size(key: tuple[str, str], matrix: np.ndarray) -> int:
+    """Bytes one kept passage counts for: its vectors and its key's characters."""
+    return matrix.nbytes + len(key[0]) + len(key[1])
 
 
 def passage_sentences(search: Searches, embedder: Embedder, cache: SentenceCache,
@@ -69,25 +77,23 @@ def passage_sentences(search: Searches, embedder: Embedder, cache: SentenceCache
     """Each passage's sentence vectors (`texts`: passage id → text): kept, stored, or
     embedded now, in that order of preference."""
     found: dict[str, np.ndarray] = {}
-    wanted: dict[str, list[str]] = {}
+    wanted: dict[str, dict[str, str]] = {}
     for pid, text in texts.items():
         kept = cache.get((pid, text))
         if kept is not None:
             found[pid] = kept
         else:
-            wanted[pid] = sentences_of(text)
-    ids = {pid: sentence_ids(pid, len(sentences)) for pid, sentences in wanted.items()}
-    stored = search.sentence_vectors([sid for pid in wanted for sid in ids[pid]])
-    missing = [(pid, n) for pid in wanted for n, sid in enumerate(ids[pid])
-               if sid not in stored]
-    fresh: dict[tuple[str, int], np.ndarray] = {}
+            wanted[pid] = sentence_rows(pid, text)
+    ids = [sid for rows in wanted.values() for sid in rows]
+    stored = search.sentence_vectors(ids)
+    missing = list(dict.fromkeys(
+        (sid, sentence) for rows in wanted.values() for sid, sentence in rows.items()
+        if sid not in stored))
     if missing:
-        embedded = embedder.embed([wanted[pid][n] for pid, n in missing])
-        fresh = {key: embedded[i] for i, key in enumerate(missing)}
-    for pid in wanted:
-        rows = [stored[sid] if sid in stored else fresh[(pid, n)]
-                for n, sid in enumerate(ids[pid])]
-        matrix = (np.vstack(rows).astype(np.float32) if rows
+        embedded = embedder.embed([sentence for _, sentence in missing])
+        stored = {**stored, **{sid: embedded[i] for i, (sid, _) in enumerate(missing)}}
+    for pid, rows in wanted.items():
+        matrix = (np.vstack([stored[sid] for sid in rows]).astype(np.float32) if rows
                   else np.zeros((0, embedder.dim), dtype=np.float32))
         cache.put((pid, texts[pid]), matrix)
         found[pid] = matrix

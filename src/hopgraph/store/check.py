@@ -21,7 +21,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from hopgraph.sentences import sentence_ids, sentences_of
+from hopgraph.sentences import sentence_rows
 from hopgraph.store.milvus import MilvusStore
 from hopgraph.store.writes import WriteSession, writing
 
@@ -115,8 +115,9 @@ def repair(store: MilvusStore, report: CheckReport, session: WriteSession) -> in
                             limit=16384)
         gone = [row["id"] for row in found]
         session.touch("passages", gone, docs)
-        store.delete(store.sentences, [sid for row in found for sid in sentence_ids(
-            row["id"], len(sentences_of(row["text"])))])
+        if store.has_collection(store.sentences):  # absent until an open migrates the graph
+            store.delete(store.sentences, [sid for row in found
+                                           for sid in sentence_rows(row["id"], row["text"])])
         store.delete(store.passages, gone)
         changed += len(gone)
     passages = {row["id"] for row in store.scan(store.passages, ["id"])}

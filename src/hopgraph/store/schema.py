@@ -225,9 +225,9 @@ def _passage_schema(client: MilvusClient, dim: int) -> Any:
 
 def create_sentences(client: MilvusClient, name: str, dim: int,
                      index_type: str = SERVER_INDEX) -> None:
-    """The sentence collection: id ("passage id#n", `hopgraph.sentences`), the passage's id,
-    vector. Read by id only (never searched, never filtered: a filter walks every row on
-    Milvus Lite)."""
+    """The sentence collection: id (from the passage's id and the sentence's text,
+    `identity.sentence_id`), the passage's id, vector. Read by id only (never searched,
+    never filtered: a filter walks every row on Milvus Lite)."""
     schema = _schema(client)
     schema.add_field("passage_id", DataType.VARCHAR, max_length=ID_MAX)
     schema.add_field("vector", DataType.FLOAT_VECTOR, dim=dim)
