@@ -272,34 +272,75 @@ def test_a_passage_whose_text_changes_in_case_gets_the_rows_of_its_new_sentences
     assert _exactly_its_passages_rows(store)
 
 
-@pytest.mark.parametrize("stage", ["_store_sentences", "_update_passages"])
-def test_a_write_stopped_around_a_changed_passage_leaves_no_stale_row(
+# Where a write of a stored passage whose text changed can stop: before anything, after
+# its stale sentence rows went (the passage's upsert), after its text was rewritten (the
+# sentence rows of the new text).
+STOPS = {"before anything": (Ingestor, "_update_passages", 1),
+         "after the stale rows": (MilvusStore, "upsert", 1),
+         "after the new text": (Ingestor, "_store_sentences", 1)}
+
+
+@pytest.mark.parametrize("then", ["rerun", "revert", "delete"])
+@pytest.mark.parametrize("stop", list(STOPS))
+def test_a_write_stopped_around_a_changed_passage_leaves_no_stray_row(
         tmp_path: Path, open_graph: Callable[..., GraphRAG], store_of: Callable,
-        monkeypatch: pytest.MonkeyPatch, stage: str) -> None:
-    """Stopped where a stored passage whose text changed gets its sentence rows, or where
-    its text is rewritten: the rerun leaves the rows of its new text and no other."""
+        monkeypatch: pytest.MonkeyPatch, stop: str, then: str) -> None:
+    """Stopped anywhere around a stored passage whose text changed, then run again, given
+    back its old text, or deleted: the sentence collection holds the rows of the stored
+    texts and no other (a row of a text never stored would be found by nothing)."""
     rag = open_graph("stopped")
     folder = _folder(tmp_path)
     rag.add_files([folder])
-    (folder / "profiles.md").write_text(PROFILES.replace("early shift", "Early Shift"),
-                                        encoding="utf-8")
-    original = getattr(Ingestor, stage)
+    profiles = folder / "profiles.md"
+    profiles.write_text(PROFILES.replace("early shift", "Early Shift"), encoding="utf-8")
+    owner, name, nth = STOPS[stop]
+    original = getattr(owner, name)
+    calls: list[str] = []
 
-    def stop(self: Ingestor, batch: object, summary: object, *rest: object) -> object:
-        if stage == "_update_passages" or rest[-1]:  # the stored passages' call
-            raise Stop(stage)
-        return original(self, batch, summary, *rest)
+    def stopping(self: object, *args: object, **kwargs: object) -> object:
+        if owner is MilvusStore and args[0] != self.passages:  # type: ignore[attr-defined]
+            return original(self, *args, **kwargs)
+        calls.append(name)
+        if len(calls) == nth:
+            raise Stop(stop)
+        return original(self, *args, **kwargs)
 
     with monkeypatch.context() as patch:
-        patch.setattr(Ingestor, stage, stop)
+        patch.setattr(owner, name, stopping)
         with pytest.raises(Stop):
-            rag.add_files([folder / "profiles.md"])
+            rag.add_files([profiles])
     rag.close()
-    with open_graph("stopped") as reopened:  # the rerun
-        reopened.add_files([folder / "profiles.md"])
+    with open_graph("stopped") as reopened:  # the next process
+        if then == "revert":
+            profiles.write_text(PROFILES, encoding="utf-8")
+        if then == "delete":
+            reopened.delete(["profiles.md"])
+        else:
+            reopened.add_files([profiles])
         store = store_of(reopened)
         assert _exactly_its_passages_rows(store)
         assert check(store).problems == []
+
+
+def test_check_repair_deletes_the_sentence_rows_of_what_it_rolls_back(
+        tmp_path: Path, open_graph: Callable[..., GraphRAG], store_of: Callable,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    rag = open_graph("rolled")
+    folder = _folder(tmp_path)
+    rag.add_files([folder / "audit.md"])
+    with monkeypatch.context() as patch:
+        patch.setattr(Ingestor, "_store_relations", lambda *a, **k: (_ for _ in ()).throw(
+            Stop("mid-write")))
+        with pytest.raises(Stop):
+            rag.add_files([folder / "profiles.md"])
+    store = store_of(rag)
+    rolled = {sid for row in store.scan(store.passages, ["id", "text", "doc_id"])
+              if row["doc_id"] == "profiles.md" for sid in sentence_rows(row["id"], row["text"])}
+    assert rolled and rolled <= {row["id"] for row in store.scan(store.sentences, ["id"])}
+    report = check_and_repair(store)
+    assert report.problems == [] and report.repaired > 0
+    assert _exactly_its_passages_rows(store) and store.count(store.sentences) > 0
+    assert store.vectors(store.sentences, sorted(rolled)) == {}
 
 
 def test_check_repair_rolls_back_a_graph_that_has_no_sentence_collection(
@@ -334,7 +375,9 @@ def test_a_graph_stored_without_sentences_gets_them_when_ingested_again(
     store._client.drop_collection(store.sentences)  # as an earlier version stored it
     with open_graph("older") as reopened:  # opening adds the collection, empty
         assert store.count(store.sentences) == 0
-        assert _ranking(reopened) == ranking
+        now = _ranking(reopened)  # every sentence embedded by the query
+        assert [pid for pid, _ in now] == [pid for pid, _ in ranking]
+        assert [s for _, s in now] == pytest.approx([s for _, s in ranking], abs=1e-4)
         summary = reopened.add_files([folder])
         rows = _stored(store)
         assert summary.passages_added == 0

@@ -134,8 +134,8 @@ class Ingestor:
         new = [pid for pid in ids if pid not in stored]
         summary.passages_present += len(stored)
         summary.passages_added += len(new)
-        self._store_sentences(batch, summary, list(stored), stored)
         self._update_passages(batch, stored, summary)
+        self._store_sentences(batch, summary, list(stored), stored)
         vectors = self._embed([batch.passages[pid].text for pid in new])
         summary.texts_embedded += len(new)
         if new:
@@ -156,12 +156,12 @@ class Ingestor:
 
     def _store_sentences(self, batch: Batch, summary: IngestSummary, passages: list[str],
                          stored: dict[str, dict[str, Any]]) -> None:
-        """The sentence rows (`hopgraph.sentences`) of `passages`, with their text in this
-        batch: those not stored are embedded (new passages; stored ones an earlier version
-        or a stopped write left without rows, or whose text changed in case or spacing). A
-        passage in `stored` whose text changed loses the rows of sentences it no longer
-        has; it is called for those before their text is rewritten, so a write that stops
-        in between finds the old text again and finishes the job."""
+        """The sentence rows (`hopgraph.sentences`) of `passages`, whose text in the store
+        is now this batch's: those not stored are embedded (new passages; stored ones an
+        earlier version or a stopped write left without rows, or whose text changed in
+        case or spacing). A row is only ever written for a text that is stored, so a write
+        that stops anywhere leaves rows missing (a query embeds those), never rows of a
+        text that is not there (which nothing would find to delete)."""
         rows = {pid: sentence_rows(pid, batch.passages[pid].text) for pid in passages}
         checked = [sid for pid in passages if pid in stored for sid in rows[pid]]
         present = {row["id"] for row in self.store.get(self.store.sentences, checked, ["id"])
@@ -173,11 +173,6 @@ class Ingestor:
         self.store.upsert(self.store.sentences, (
             {"id": sid, "passage_id": pid, "vector": vector}
             for (sid, _, pid), vector in zip(todo, vectors, strict=True)))
-        stale = [sid for pid in passages if pid in stored
-                 and stored[pid]["text"] != batch.passages[pid].text
-                 for sid in sentence_rows(pid, stored[pid]["text"]) if sid not in rows[pid]]
-        if stale:
-            self.store.delete(self.store.sentences, stale)
 
     def _update_passages(self, batch: Batch, stored: dict[str, dict[str, Any]],
                          summary: IngestSummary) -> None:
@@ -191,6 +186,14 @@ class Ingestor:
         vectors = self.store.vectors(self.store.passages, changed)
         self.touch("passages", changed, sorted({batch.docs[pid] for pid in changed}))
         self.changed_docs.update(batch.docs[pid] for pid in changed)
+        # The sentence rows of the old text that the new one lacks go first: a write
+        # stopped after them finds the old text and does this again; the new text's rows
+        # follow it (`_store_sentences`).
+        stale = [sid for pid in changed if stored[pid]["text"] != batch.passages[pid].text
+                 for sid in sentence_rows(pid, stored[pid]["text"]).keys()
+                 - sentence_rows(pid, batch.passages[pid].text).keys()]
+        if stale:
+            self.store.delete(self.store.sentences, stale)
         summary.passages_updated += self.store.upsert(self.store.passages, (
             {"id": pid, "text": batch.passages[pid].text, "vector": vectors[pid],
              "doc_id": batch.docs[pid], "metadata": batch.passages[pid].metadata}
