@@ -322,10 +322,10 @@ def test_a_write_stopped_around_a_changed_passage_leaves_no_stray_row(
         assert check(store).problems == []
 
 
-def test_check_repair_deletes_the_sentence_rows_of_what_it_rolls_back(
-        tmp_path: Path, open_graph: Callable[..., GraphRAG], store_of: Callable,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    rag = open_graph("rolled")
+def _half_written(rag: GraphRAG, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                  ) -> GraphRAG:
+    """`rag` holding audit.md, and profiles.md written up to its relations, where the
+    write stopped: an unfinished document for `check --repair` to roll back."""
     folder = _folder(tmp_path)
     rag.add_files([folder / "audit.md"])
     with monkeypatch.context() as patch:
@@ -333,7 +333,13 @@ def test_check_repair_deletes_the_sentence_rows_of_what_it_rolls_back(
             Stop("mid-write")))
         with pytest.raises(Stop):
             rag.add_files([folder / "profiles.md"])
-    store = store_of(rag)
+    return rag
+
+
+def test_check_repair_deletes_the_sentence_rows_of_what_it_rolls_back(
+        tmp_path: Path, open_graph: Callable[..., GraphRAG], store_of: Callable,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    store = store_of(_half_written(open_graph("rolled"), tmp_path, monkeypatch))
     rolled = {sid for row in store.scan(store.passages, ["id", "text", "doc_id"])
               if row["doc_id"] == "profiles.md" for sid in sentence_rows(row["id"], row["text"])}
     assert rolled and rolled <= {row["id"] for row in store.scan(store.sentences, ["id"])}
@@ -348,15 +354,7 @@ def test_check_repair_rolls_back_a_graph_that_has_no_sentence_collection(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """`check --repair` opens the collections as they are (no migration): a graph an
     earlier version stored has no sentence rows to delete."""
-    rag = open_graph("repaired")
-    folder = _folder(tmp_path)
-    rag.add_files([folder / "audit.md"])
-    with monkeypatch.context() as patch:
-        patch.setattr(Ingestor, "_store_relations", lambda *a, **k: (_ for _ in ()).throw(
-            Stop("mid-write")))
-        with pytest.raises(Stop):
-            rag.add_files([folder / "profiles.md"])
-    store = store_of(rag)
+    store = store_of(_half_written(open_graph("repaired"), tmp_path, monkeypatch))
     store._client.drop_collection(store.sentences)
     report = check_and_repair(store)
     assert report.problems == [] and report.repaired > 0
