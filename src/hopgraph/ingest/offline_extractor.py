@@ -169,6 +169,15 @@ def common_phrase(name: str, vocabulary: Vocabulary) -> bool:
     return all(w.lower() in vocabulary.lower for w in words)
 
 
+def disambiguated(title: str) -> bool:
+    """Whether a title tells its name apart from namesakes with a trailing "(...)" ("Brand
+    (play)", "Glory (1989 film)"): what it names is a name, even when its words are common
+    ones. A heading in capitals ("CAUSE (agreed at review)") is a document's part, not a
+    name set apart."""
+    name = title_entity(title)
+    return name != title.strip() and not name.isupper()
+
+
 def extract(title: str | None, text: str, rules: Rules | None = None,
             report: OfflineReport | None = None, vocabulary: Vocabulary | None = None
             ) -> list[Triplet]:
@@ -177,8 +186,10 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     rules = rules or Rules()
     report = report if report is not None else OfflineReport()
     vocabulary = vocabulary_of([text]) if vocabulary is None else vocabulary
+    qualified = disambiguated(title or "")
     title = title_entity(title or "") or None
-    if title is not None and rules.common_words and common_phrase(title, vocabulary):
+    if title is not None and rules.common_words and not qualified \
+            and common_phrase(title, vocabulary):
         title = None
     layout = _layout(text, rules)
     triplets: list[Triplet] = []
