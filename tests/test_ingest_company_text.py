@@ -137,11 +137,12 @@ def test_a_heading_of_common_words_names_nothing() -> None:
 
 def test_a_title_set_apart_from_namesakes_is_a_name() -> None:
     # "(play)" tells the play from the word: "Brand" is a name although the texts write
-    # "brand"; a heading in capitals with a note after it stays a part of a document
+    # "brand"; a phrase or a heading in capitals with a note after it stays a part
     text = "Brand is a play by Henrik Ibsen. The brand of soap was sold widely."
     vocabulary = vocabulary_of([text])
     assert disambiguated("Brand (play)") and disambiguated("Glory (1989 film)")
     assert not disambiguated("Brand") and not disambiguated("CAUSE (agreed at review)")
+    assert not disambiguated("Battery care (SP-30 Pro)")  # a phrase: a part, noted or not
     subjects = {t.subject for t in extract("Brand (play)", text, vocabulary=vocabulary)}
     assert "Brand" in subjects
     heading = "CAUSE (agreed at review 20/03/2025)"

@@ -170,12 +170,13 @@ def common_phrase(name: str, vocabulary: Vocabulary) -> bool:
 
 
 def disambiguated(title: str) -> bool:
-    """Whether a title tells its name apart from namesakes with a trailing "(...)" ("Brand
-    (play)", "Glory (1989 film)"): what it names is a name, even when its words are common
-    ones. A heading in capitals ("CAUSE (agreed at review)") is a document's part, not a
-    name set apart."""
+    """Whether a title is one word told apart from its namesakes by a trailing "(...)"
+    ("Brand (play)", "Glory (1989 film)"): what it names is a name, although the word is
+    a common one too; that is what the note is for. A phrase with a note after it
+    ("Battery care (SP-30 Pro)") and a heading in capitals ("CAUSE (agreed at review)") are
+    parts of a document, noted or not."""
     name = title_entity(title)
-    return name != title.strip() and not name.isupper()
+    return name != title.strip() and len(name.split()) == 1 and not name.isupper()
 
 
 def extract(title: str | None, text: str, rules: Rules | None = None,
