@@ -5,7 +5,7 @@ of common words, and relations from key–value lines, e-mail headers and table 
 from __future__ import annotations
 
 from hopgraph.ingest.mentions import Rules, mentions, sentences_of
-from hopgraph.ingest.offline_extractor import common_phrase, disambiguated, extract
+from hopgraph.ingest.offline_extractor import common_phrase, extract
 from hopgraph.ingest.vocabulary import vocabulary_of
 from hopgraph.records import Triplet
 
@@ -133,23 +133,6 @@ def test_a_heading_of_common_words_names_nothing() -> None:
     triplets = extract("Spare parts", text, vocabulary=vocabulary_of([text]))
     assert all("Spare parts" not in (t.subject, t.object) for t in triplets)
     assert Triplet("Tom Hessel", "orders them from", "Orrin & Tate") in triplets
-
-
-def test_a_title_set_apart_from_namesakes_is_a_name() -> None:
-    # "(play)" tells the play from the word: "Brand" is a name although the texts write
-    # "brand"; a phrase or a heading in capitals with a note after it stays a part
-    text = "Brand is a play by Henrik Ibsen. The brand of soap was sold widely."
-    vocabulary = vocabulary_of([text])
-    assert disambiguated("Brand (play)") and disambiguated("Glory (1989 film)")
-    assert not disambiguated("Brand") and not disambiguated("CAUSE (agreed at review)")
-    assert not disambiguated("Battery care (SP-30 Pro)")  # a phrase: a part, noted or not
-    subjects = {t.subject for t in extract("Brand (play)", text, vocabulary=vocabulary)}
-    assert "Brand" in subjects
-    heading = "CAUSE (agreed at review 20/03/2025)"
-    text = "The cause was a worn seal. Tom Hessel found it."
-    ends = {n for t in extract(heading, text, vocabulary=vocabulary_of([text]))
-            for n in (t.subject, t.object)}
-    assert "CAUSE" not in ends
 
 
 def test_key_value_lines_relate_the_subject_to_names_and_values() -> None:

@@ -169,16 +169,6 @@ def common_phrase(name: str, vocabulary: Vocabulary) -> bool:
     return all(w.lower() in vocabulary.lower for w in words)
 
 
-def disambiguated(title: str) -> bool:
-    """Whether a title is one word told apart from its namesakes by a trailing "(...)"
-    ("Brand (play)", "Glory (1989 film)"): what it names is a name, although the word is
-    a common one too; that is what the note is for. A phrase with a note after it
-    ("Battery care (SP-30 Pro)") and a heading in capitals ("CAUSE (agreed at review)") are
-    parts of a document, noted or not."""
-    name = title_entity(title)
-    return name != title.strip() and len(name.split()) == 1 and not name.isupper()
-
-
 def extract(title: str | None, text: str, rules: Rules | None = None,
             report: OfflineReport | None = None, vocabulary: Vocabulary | None = None
             ) -> list[Triplet]:
@@ -187,10 +177,8 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     rules = rules or Rules()
     report = report if report is not None else OfflineReport()
     vocabulary = vocabulary_of([text]) if vocabulary is None else vocabulary
-    qualified = disambiguated(title or "")
     title = title_entity(title or "") or None
-    if title is not None and rules.common_words and not qualified \
-            and common_phrase(title, vocabulary):
+    if title is not None and rules.common_words and common_phrase(title, vocabulary):
         title = None
     layout = _layout(text, rules)
     triplets: list[Triplet] = []
