@@ -4,6 +4,7 @@ immutable segments an index is made of."""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -15,11 +16,20 @@ from hopgraph.identity import normalize
 from hopgraph.lexicon.link import STOPWORDS
 
 _TOKEN = re.compile(r"\w+", re.UNICODE)
+_MARKS = re.compile("[\u0300-\u036f]")  # combining accents, once a letter is decomposed
 
 
 def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens without stopwords."""
-    return [t for t in _TOKEN.findall(normalize(text)) if t not in STOPWORDS]
+    """Lower-cased word tokens without their accents, and without stopwords.
+
+    A question typed without accents ("Akinoshu Kenji", "Tekeze River") must match the
+    passage that writes them ("Akinoshū Kenji", "Tekezé"): BM25 is the one search that
+    matches a rare name whole, and with the accents kept the two were different terms.
+    """
+    text = normalize(text)
+    if not text.isascii():
+        text = unicodedata.normalize("NFC", _MARKS.sub("", unicodedata.normalize("NFD", text)))
+    return [t for t in _TOKEN.findall(text) if t not in STOPWORDS]
 
 
 @dataclass(frozen=True)

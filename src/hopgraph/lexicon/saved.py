@@ -32,7 +32,7 @@ log = logging.getLogger(__name__)
 
 # Bump when `bm25_terms.tokens`, `link.match_key` or the trigram index change what they give:
 # a saved lexicon of another version is not used. The stopwords are in it as they stand.
-VERSION = "1:" + hashlib.blake2b(" ".join(sorted(STOPWORDS)).encode(), digest_size=4).hexdigest()
+VERSION = "2:" + hashlib.blake2b(" ".join(sorted(STOPWORDS)).encode(), digest_size=4).hexdigest()
 
 
 @dataclass(frozen=True)
