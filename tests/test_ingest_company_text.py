@@ -36,6 +36,10 @@ def test_a_legal_form_ends_a_name_and_is_not_part_of_it() -> None:
     assert names("Tom joined Harlow Plastics Ltd of Brentmoor.") == [
         "Tom", "Harlow Plastics", "Brentmoor"]
     assert names("Keller Polymers B.V. supplies Line 3.") == ["Keller Polymers", "Line 3"]
+    # the segmenter cuts "GmbH" at its inner capital; it ends the name all the same
+    assert names("Tom buys from Vestrum Klimatechnik GmbH of Kassel.") == [
+        "Tom", "Vestrum Klimatechnik", "Kassel"]
+    assert names("Brenner GmbH of the Ruhr bought it.") == ["Brenner", "Ruhr"]
 
 
 def test_a_number_that_opens_a_hyphened_word_is_not_part_of_the_name_before_it() -> None:

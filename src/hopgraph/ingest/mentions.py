@@ -131,6 +131,13 @@ def postcode_at(tokens: list[str], i: int) -> bool:
             and bool(_INWARD.match(tokens[i + 1])))
 
 
+def _legal_form_ends(tokens: list[str], j: int) -> bool:
+    """Whether a legal form ends the tokens before `j`: "Ltd", or "GmbH", which the
+    segmenter cuts at its inner capital ("Gmb", "H")."""
+    return tokens[j - 1].lower() in LEGAL_FORMS \
+        or (j >= 2 and (tokens[j - 2] + tokens[j - 1]).lower() in LEGAL_FORMS)
+
+
 def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int:
     """How many tokens from `j` on continue the mention before `j` (0: it ends there; a line
     break before a token ends it too, and so does a dash set apart: `dashes`)."""
@@ -156,11 +163,11 @@ def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int
             return 1  # "5 million", "300 km"
     followed = j + 1 < len(tokens) and is_cap(tokens[j + 1]) and not breaks[j + 1]
     if lower in CONNECTORS and followed and not is_number(before) and not (
-            lower == "of" and before.lower() in LEGAL_FORMS):
+            lower == "of" and _legal_form_ends(tokens, j)):
         return 2  # "University of Copenhagen", not "Harlow Plastics Ltd of Brentmoor"
     if lower == "of" and j + 2 < len(tokens) and tokens[j + 1] == "the" \
             and is_cap(tokens[j + 2]) and not breaks[j + 1] and not breaks[j + 2] \
-            and not is_number(before) and before.lower() not in LEGAL_FORMS:
+            and not is_number(before) and not _legal_form_ends(tokens, j):
         return 3  # "Dairy Farmers of the Dales", "Battle of the Bulge"
     if nxt in ("-", "'", "’", "'s", "’s") and followed:
         return 2  # "Saint-Denis", "Bramley's Fresh Kitchen"
