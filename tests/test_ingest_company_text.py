@@ -40,6 +40,10 @@ def test_a_legal_form_ends_a_name_and_is_not_part_of_it() -> None:
     assert names("Tom buys from Vestrum Klimatechnik GmbH of Kassel.") == [
         "Tom", "Vestrum Klimatechnik", "Kassel"]
     assert names("Brenner GmbH of the Ruhr bought it.") == ["Brenner", "Ruhr"]
+    # the forms of other countries' registers end it too
+    assert names("Tom joined Fjellnett AS of Bergen.") == ["Tom", "Fjellnett", "Bergen"]
+    assert names("Acme Pty Ltd of Perth and Lumo Oy bought Brenner KG.") == [
+        "Acme", "Perth", "Lumo", "Brenner"]
 
 
 def test_a_number_that_opens_a_hyphened_word_is_not_part_of_the_name_before_it() -> None:

@@ -70,7 +70,7 @@ UNITS = set_of("""million billion thousand hundred percent per cent km kilometre
 # ("Harlow Plastics Ltd of Brentmoor"). `and` may join two names before one of these or of
 # the words organisations end with ("Hollis and Grant Ltd", "Finance and Audit Board").
 LEGAL_FORMS = set_of("""ltd ltd. limited inc inc. incorporated llc llp plc gmbh ag sa bv b.v nv
-    n.v co co. corp corp.""")
+    n.v co co. corp corp. as asa ab oy oyj aps kg kgaa pty spa srl sarl sas""")
 COMPANY_ENDINGS = LEGAL_FORMS | set_of("""company corporation group holdings partners associates
     sons brothers board committee council trust foundation institute university society
     association agency authority department ministry service services""")
@@ -174,8 +174,12 @@ def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int
     return 0
 
 
+# The Nordic, German, Australian, Italian and French forms too ("Fjellnett AS", "Lumo Oy",
+# "Brenner KG", "Acme Pty Ltd"), written as their registers write them; not "SE", which
+# also ends product names ("iPhone SE").
 _LEGAL_FORM = re.compile(r"(?:,?\s+(?:Ltd|Limited|Inc|Incorporated|LLC|LLP|plc|PLC|GmbH|AG|"
-                         r"S\.?A|B\.?V|N\.?V|Co|Corp)\.?)+$")
+                         r"S\.?A|B\.?V|N\.?V|Co|Corp|AS|ASA|AB|Oy|Oyj|ApS|KG|KGaA|Pty|SpA|"
+                         r"S\.?r\.?l|SARL|SAS)\.?)+$")
 
 
 def dashes(tokens: list[str], spacing: list[str] | None, spaced_hyphens: bool = False
