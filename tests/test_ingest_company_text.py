@@ -46,6 +46,26 @@ def test_a_legal_form_ends_a_name_and_is_not_part_of_it() -> None:
         "Acme", "Perth", "Lumo", "Brenner"]
 
 
+def test_a_person_of_a_company_is_two_names_related_by_of() -> None:
+    def ends(text: str) -> set[str]:
+        return {name for t in extract(None, text) for name in (t.subject, t.object)}
+
+    triplets = extract(None, "We met Ruth Okonjo of Lindqvist Certification on Monday.")
+    assert Triplet("Ruth Okonjo", "of", "Lindqvist Certification") in triplets
+    # in a field's value too, and with the company's legal form
+    assert {"Kofi Mensah", "Ryan Tait", "Kielder Generator Services"} <= ends(
+        "Engineer: Kofi Mensah, with Ryan Tait of Kielder Generator Services Ltd")
+    # an institution's head is a word the texts write in lower case, or ends a company's
+    # name; one word after "of" is a place or a field the name is written with
+    kept = ("Lena Vos banks at the Royal Bank of Scotland Group for the bank's fees. "
+            "Lena Vos met the Finance Committee of the Kirkgate Trust. "
+            "Lena Vos saw the Columbus Museum of Art and Duke Ferdinand of Brunswick. "
+            "Lena Vos buys from Dales Dairies of Skipton Ltd.")
+    assert {"Royal Bank of Scotland Group", "Finance Committee of the Kirkgate Trust",
+            "Columbus Museum of Art", "Duke Ferdinand of Brunswick",
+            "Dales Dairies of Skipton"} <= ends(kept)
+
+
 def test_a_number_that_opens_a_hyphened_word_is_not_part_of_the_name_before_it() -> None:
     assert names("Colin rang the Pryce & Lomax Refrigeration 24-hour line.")[-1] == \
         "Pryce & Lomax Refrigeration"
@@ -59,6 +79,17 @@ def test_a_date_is_not_glued_to_the_word_before_it() -> None:
         "Tom Okafor", "Wrexham", "22 August 2025"]
     assert names("Updated September 2025 by Tom.")[-2:] == ["September 2025", "Tom"]
     assert names("Born 12 May 1850 in Basel.")[-2:] == ["12 May 1850", "Basel"]
+
+
+def test_a_per_cent_is_one_value_and_no_part_of_a_name() -> None:
+    assert names("Kirkgate Foods took 31 per cent of sales, Dales Dairies 11 per cent.") == [
+        "Kirkgate Foods", "31 per cent", "Dales Dairies", "11 per cent"]
+    assert names("Dales Dairies 11 %, Line 3 and Line 4 in Leeds.") == [
+        "Dales Dairies", "Line 3", "Line 4", "Leeds"]
+    # "of" after an amount opens what it is an amount of
+    assert names("About 90 per cent of Hong Kong and 5 million of the Dales.")[-4:] == [
+        "90 per cent", "Hong Kong", "5 million", "Dales"]
+    assert names("It was the Year of the Dragon.") == ["Year of the Dragon"]
 
 
 def test_a_function_word_after_a_full_stop_the_splitter_missed_opens_no_name() -> None:

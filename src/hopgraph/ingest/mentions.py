@@ -131,6 +131,22 @@ def postcode_at(tokens: list[str], i: int) -> bool:
             and bool(_INWARD.match(tokens[i + 1])))
 
 
+def _measured(tokens: list[str], k: int) -> bool:
+    """Whether the token at k is a unit or a per cent sign after a number ("11 per cent",
+    "11 %", "3 million")."""
+    return k < len(tokens) and (tokens[k].lower() in UNITS or tokens[k].startswith("%"))
+
+
+def _amount_ends(tokens: list[str], j: int) -> bool:
+    """Whether an amount ends the tokens before `j`: a number and its unit ("5 million",
+    "90 per cent"). "of" after one opens what it is an amount of, no part of a name ("90
+    per cent of Hong Kong"); "Year of the Dragon" is a name."""
+    unit = j - 1
+    if j >= 3 and tokens[j - 1].lower() == "cent" and tokens[j - 2].lower() == "per":
+        unit = j - 2
+    return unit >= 1 and tokens[unit].lower() in UNITS and is_number(tokens[unit - 1])
+
+
 def _legal_form_ends(tokens: list[str], j: int) -> bool:
     """Whether a legal form ends the tokens before `j`: "Ltd", or "GmbH", which the
     segmenter cuts at its inner capital ("Gmb", "H")."""
@@ -153,21 +169,28 @@ def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int
         # a number goes on into a month ("12 May"), not into the word after it ("1.1 The")
         return 0 if is_number(before) and not is_code(before) and lower not in MONTHS else 1
     if is_cap(before) and not is_number(before) and nxt.isdigit() and len(nxt) <= 3 \
-            and before.lower() not in MONTHS and not dates:
-        return 1  # "Line 3", "Zone 2": a name with its number, not "Wrexham | 22 August"
+            and before.lower() not in MONTHS and not dates and not _measured(tokens, j + 1):
+        # "Line 3", "Zone 2": a name with its number, not "Wrexham | 22 August" or "Dales
+        # Dairies | 11 per cent"
+        return 1
     if rules.numbers:
         dated = is_number(before) or before.lower() in MONTHS
         if (is_number(nxt) or lower in MONTHS) and dated:
             return 1  # "12 May 1850"
+        if is_number(before) and lower == "per" and j + 1 < len(tokens) \
+                and tokens[j + 1].lower() == "cent" and not breaks[j + 1]:
+            return 2  # "31 per cent", as "31 percent"
         if is_number(before) and lower in UNITS:
             return 1  # "5 million", "300 km"
     followed = j + 1 < len(tokens) and is_cap(tokens[j + 1]) and not breaks[j + 1]
-    if lower in CONNECTORS and followed and not is_number(before) and not (
+    if lower in CONNECTORS and followed and not is_number(before) \
+            and not _amount_ends(tokens, j) and not (
             lower == "of" and _legal_form_ends(tokens, j)):
         return 2  # "University of Copenhagen", not "Harlow Plastics Ltd of Brentmoor"
     if lower == "of" and j + 2 < len(tokens) and tokens[j + 1] == "the" \
             and is_cap(tokens[j + 2]) and not breaks[j + 1] and not breaks[j + 2] \
-            and not is_number(before) and not _legal_form_ends(tokens, j):
+            and not is_number(before) and not _amount_ends(tokens, j) \
+            and not _legal_form_ends(tokens, j):
         return 3  # "Dairy Farmers of the Dales", "Battle of the Bulge"
     if nxt in ("-", "'", "’", "'s", "’s") and followed:
         return 2  # "Saint-Denis", "Bramley's Fresh Kitchen"

@@ -1,13 +1,22 @@
 """Names as the offline extractor writes them: the entity a title names, surnames, the
 names a field's value or a table cell holds, and names read with what the ingest's texts
 say of their words (`vocabulary`): two names joined by "and" that the texts write as one,
-a verb glued by "the" to the name after it."""
+a verb glued by "the" to the name after it, a person and the company they are "of"."""
 
 from __future__ import annotations
 
 import re
 
-from hopgraph.ingest.mentions import Mention, Rules, is_code, mentions, sentences_of
+from hopgraph.ingest.mentions import (
+    COMPANY_ENDINGS,
+    Mention,
+    Rules,
+    is_code,
+    mentions,
+    sentences_of,
+    set_of,
+)
+from hopgraph.ingest.roles import person_like
 from hopgraph.ingest.vocabulary import Vocabulary
 
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")
@@ -41,7 +50,8 @@ def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
                          vocabulary.spaced_hyphens, compounds=True)
         if found:
             found[0] = without_verb(tokens, found[0], vocabulary)
-        names.extend(m.text for m in joined(tokens, found, vocabulary)
+        names.extend(m.text for m in joined(tokens, people_apart(tokens, found, vocabulary),
+                                            vocabulary)
                      if " " in m.text or not vocabulary.a_word(m.text) or is_code(m.text))
     return list(dict.fromkeys(names))
 
@@ -83,16 +93,56 @@ def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
     return out
 
 
-def _after_of(tokens: list[str], mention: Mention) -> tuple[Mention, Mention] | None:
-    """A mention cut at its last "of" (or "of the"): the part before and the part after."""
-    cut = mention.text.rfind(" of ")
-    of = max((k for k in range(mention.start + 1, mention.end - 1) if tokens[k] == "of"),
-             default=None)
-    if cut < 0 or of is None:
+def _after_of(tokens: list[str], mention: Mention, first: bool = False
+              ) -> tuple[Mention, Mention] | None:
+    """A mention cut at its last "of" (or "of the"), or its `first`: the part before and
+    the part after."""
+    cut = mention.text.find(" of ") if first else mention.text.rfind(" of ")
+    ofs = [k for k in range(mention.start + 1, mention.end - 1) if tokens[k] == "of"]
+    if cut < 0 or not ofs:
         return None
+    of = ofs[0] if first else ofs[-1]
     after = of + 2 if tokens[of + 1] == "the" else of + 1
     tail = mention.text[cut + 4:]
     tail = tail[4:] if tail.startswith("the ") else tail
     if after >= mention.end or not tail:
         return None
     return Mention(mention.text[:cut], mention.start, of), Mention(tail, after, mention.end)
+
+
+def people_apart(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
+                 ) -> list[Mention]:
+    """A person written with the company or group they are of ("Ryan Tait of Kielder
+    Generator Services Ltd", "Ruth Okonjo of Lindqvist Certification", "Trent Reznor of
+    Nine Inch Nails") as two names, the person and what they are of: cut at the first "of"
+    when the part before it is two to four capitalized words, none of them one the texts
+    write in lower case or one a company's name ends with (a first name and a surname,
+    not "Royal Bank" or "Finance Committee"), and the part after it is two words or more.
+    A single word after "of" is mostly a place or a field that the name is written with,
+    legal form or not ("Duke Ferdinand of Brunswick", "Columbus Museum of Art", "Dales
+    Dairies of Skipton Ltd"): one name, as before."""
+    out: list[Mention] = []
+    for mention in found:
+        split = _after_of(tokens, mention, first=True)
+        if split is not None and " " in split[1].text \
+                and _a_person(split[0].text, vocabulary):
+            out.extend(split)
+        else:
+            out.append(mention)
+    return out
+
+
+# What an institution's name is built on, besides a company's endings: a small ingest may
+# never write these in lower case ("Darpana Academy of Performing Arts").
+_INSTITUTIONS = set_of("""academy museum college school conservatory hospital church
+    cathedral bank library gallery theatre""")
+
+
+def _a_person(name: str, vocabulary: Vocabulary) -> bool:
+    """Whether a name reads as a person's: `person_like`, and no word of it one the texts
+    write in lower case or one an organisation's name is built on ("Committee", "Trust",
+    "Academy")."""
+    return person_like(name) and not any(
+        word.lower() in vocabulary.lower or word.lower() in COMPANY_ENDINGS
+        or word.lower() in _INSTITUTIONS for word in name.split())
+
