@@ -50,8 +50,7 @@ def names_in(text: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
                          vocabulary.spaced_hyphens, compounds=True)
         if found:
             found[0] = without_verb(tokens, found[0], vocabulary)
-        names.extend(m.text for m in joined(tokens, people_apart(tokens, found, vocabulary),
-                                            vocabulary)
+        names.extend(m.text for m in regrouped(tokens, found, vocabulary)
                      if " " in m.text or not vocabulary.a_word(m.text) or is_code(m.text))
     return list(dict.fromkeys(names))
 
@@ -66,6 +65,14 @@ def without_verb(tokens: list[str], first: Mention, vocabulary: Vocabulary) -> M
             and tokens[0].lower() in vocabulary.lower and words[:2] == tokens[:2]:
         return Mention(words[2], 2, first.end)
     return first
+
+
+def regrouped(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
+              ) -> list[Mention]:
+    """One sentence's mentions cut and joined as the ingest's texts say: a person apart
+    from the company they are of (`people_apart`), then two names joined by "and" made one
+    (`joined`)."""
+    return joined(tokens, people_apart(tokens, found, vocabulary), vocabulary)
 
 
 def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary

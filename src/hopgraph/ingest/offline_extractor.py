@@ -47,7 +47,7 @@ from hopgraph.ingest.mentions import (
     sentences_of,
     set_of,
 )
-from hopgraph.ingest.names import joined, people_apart, surnames, title_entity, without_verb
+from hopgraph.ingest.names import regrouped, surnames, title_entity, without_verb
 from hopgraph.ingest.vocabulary import Vocabulary, vocabulary_of
 from hopgraph.records import Triplet
 
@@ -187,10 +187,10 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     analyzed = [sentence for sentence, _ in read]
     sentences = [[value for _, value in sentence] for sentence in analyzed]
     report.sentences += len(sentences)
-    found = [joined(tokens, people_apart(tokens, _drop_common(
+    found = [regrouped(tokens, _drop_common(
                  tokens, _sentence_mentions(tokens, rules, [space for space, _ in sentence],
                                             vocabulary.spaced_hyphens),
-                 vocabulary if rules.common_words else None, title), vocabulary), vocabulary)
+                 vocabulary if rules.common_words else None, title), vocabulary)
              for tokens, sentence in zip(sentences, analyzed, strict=True)]
     names = surnames({m.text for ms in found for m in ms}) if rules.surnames else {}
     topic: str | None = None
