@@ -7,8 +7,10 @@ tune on it), `dev_b` (Tolland & Reeve Building Services, a maintenance contracto
 later by someone who had not read the code, as a second set to tune on: a rule that helps
 one company's folder and not the other's fits a folder, not company documents), `dev_c`
 (Harrowgate Cold Chain, a refrigerated haulier) and `dev_d` (Brackenridge Homes, a housing
-association), two more written the same way, and `holdout` (another company, written
-apart; do not tune on it). A set is a
+association), two more written the same way, `dev_e` (Aldermoor Travel, a bus and coach
+operator) and `dev_f` (Corvane Software, a hosted-software company), two more written the
+same way and first measured as folders the code had never seen, and `holdout` (another
+company, written apart; do not tune on it). A set is a
 folder of .md and .txt documents, PDFs given as `NAME.pdf.json` sources
 (`hopgraph.shape.write_report_pdf`: several pages, a running header, a footer
 "Confidential - page N of M", lines wrapped at a fixed width, tables set cell by cell) and
@@ -26,7 +28,7 @@ all in the text the product reads from the files (a gold the reader loses cannot
 retrieved by any method).
 
 Usage (from the repository root):
-  .venv/bin/python benchmarks/business.py [--set dev|dev_b|dev_c|dev_d|holdout] [--keep DIR]
+  .venv/bin/python benchmarks/business.py [--set dev|dev_b|...|dev_f|holdout] [--keep DIR]
       [--json FILE]
 ~2 min for the dev set on 2 cores shared with other jobs (most of it embedding).
 """
@@ -166,7 +168,7 @@ def table(result: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--set", default="dev",
-                        help="a folder of benchmarks/business/ (dev, dev_b, dev_c, dev_d, holdout)")
+                        help="a folder of benchmarks/business/ (dev, dev_b to dev_f, holdout)")
     parser.add_argument("--keep", metavar="DIR",
                         help="build the documents into DIR (new or empty) and leave them there")
     parser.add_argument("--json", metavar="FILE", help="also write the results (per question)")

@@ -478,7 +478,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", nargs="?", help="a folder of .md/.txt/.pdf documents")
     parser.add_argument("--set", help="instead of a folder: build benchmarks/business/SET "
-                                      "(dev, dev_b, dev_c, dev_d, holdout)")
+                                      "(dev, dev_b to dev_f, holdout)")
     parser.add_argument("--sample", type=int, default=15,
                         help="names shown per class (0: the counts only)")
     parser.add_argument("--json", metavar="FILE", help="also write every entity's class")

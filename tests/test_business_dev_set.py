@@ -22,8 +22,10 @@ DEV = Path(__file__).resolve().parents[1] / "benchmarks" / "business" / "dev"
 DEV_B = DEV.parent / "dev_b"  # the second company tuned on (Tolland & Reeve)
 # Two more, written by helpers who had not read the code: a cold-chain haulier and a
 # housing association.
-TUNED = [DEV, DEV_B, DEV.parent / "dev_c", DEV.parent / "dev_d"]
-TUNED_IDS = ["dev", "dev_b", "dev_c", "dev_d"]
+# And two written the same way later (a bus operator, a software company), measured first
+# as folders the code had never seen.
+TUNED_IDS = ["dev", "dev_b", "dev_c", "dev_d", "dev_e", "dev_f"]
+TUNED = [DEV.parent / name for name in TUNED_IDS]
 SLICE = ["incident_IR-2322.txt", "kx4_sealers.md", "account_bramleys_fresh_kitchen.txt",
          "supply_agreement_MSA-2024-002.pdf", "staff_profiles.md", "approved_suppliers.md"]
 
