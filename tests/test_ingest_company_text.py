@@ -174,6 +174,22 @@ def test_a_heading_of_common_words_names_nothing() -> None:
     assert Triplet("Tom Hessel", "orders them from", "Orrin & Tate") in triplets
 
 
+def test_a_heading_s_own_lower_case_words_and_one_in_capitals_are_common_words() -> None:
+    # "happens" and "individual" are written nowhere else, but the heading itself writes them
+    # in lower case; a heading in capitals is judged by its words in lower case
+    vocabulary = vocabulary_of(["We do what is next: read the post incident review notes on "
+                                "the bus."])
+    assert common_phrase("What happens next", vocabulary)
+    assert common_phrase("Notes on individual contracts", vocabulary)
+    assert common_phrase("POST-INCIDENT REVIEW", vocabulary)
+    assert not common_phrase("Pitchstone plateau", vocabulary)  # its first word is a name
+    assert not common_phrase("F.I.R.", vocabulary)  # letters, not words in capitals
+    assert not common_phrase("NASA REVIEW", vocabulary)  # "nasa" is not written in lower case
+    text = "Martin Fell asked Quarry Hill Security Partners for a log review."
+    triplets = extract("POST-INCIDENT REVIEW", text, vocabulary=vocabulary)
+    assert all("POST-INCIDENT REVIEW" not in (t.subject, t.object) for t in triplets)
+
+
 def test_key_value_lines_relate_the_subject_to_names_and_values() -> None:
     triplets = extract("Incident report", "Incident: IR-2330\nCustomer: Northgate Foods\n"
                        "Reported by: Marek Nowak\nStatus: Closed 12 September 2025\n"

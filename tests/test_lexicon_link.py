@@ -94,6 +94,12 @@ def test_numbers_and_dates_alone_are_never_question_entities() -> None:
                      "Why 92 per cent?", "Does it cost £1,980?", "What did Q2 bring?"]:
         assert linker.link(question) == [], question
     assert [m.name for m in linker.link("What runs on Line 3?")] == ["Line 3"]
+    linker = EntityLinker(["Tuesday", "Wednesday 25th", "4.12.3", "12.05.2025"])
+    for question in ["What broke on Tuesday?", "Who called on Wednesday 25th?",
+                     "What happened on 12.05.2025?"]:
+        assert linker.link(question) == [], question
+    # a version of three numbers or more is an identifier, not an amount
+    assert [m.name for m in linker.link("Who approved release 4.12.3?")] == ["4.12.3"]
 
 
 def test_codes_match_exactly_and_never_fuzzily() -> None:

@@ -39,6 +39,9 @@ def rel(graph: KnowledgeGraph, s: str, p: str, o: str) -> int:
     ("Johann Bernoulli", True), ("ÉCOLE Polytechnique", True), ("4 May 1912", False),
     ("1999", False), ("Marvel 2099", True), ("fluid dynamics", False), ("", False),
     ("'s-Hertogenbosch", False), ("March 3, 1870", False),
+    # a day or a month named alone is a date; a release's version is an identifier
+    ("Tuesday", False), ("July", False), ("Wednesday 25th", False), ("Tue, 14 Oct", False),
+    ("Theresa May", True), ("4.12.3", True), ("12.05.2025", False), ("3.5", False),
 ])
 def test_only_proper_noun_like_names_bridge(name: str, expected: bool) -> None:
     assert can_bridge(name) is expected

@@ -160,13 +160,22 @@ _PHRASE_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 
 def common_phrase(name: str, vocabulary: Vocabulary) -> bool:
     """Whether a heading's name is a phrase of common words in sentence case ("Spare parts",
-    "Complaints in 2025", "Standards"): its first word capitalized, no other word, and each
-    word one the ingest also writes in lower case. Such a heading is a part of a document,
-    not an entity; "Rolling in the Deep" (a capital inside) and "Keller Polymers" are names."""
+    "Complaints in 2025", "Notes on individual contracts"): its first word capitalized and
+    one the ingest also writes in lower case, and no other word capitalized (the heading
+    itself writes those in lower case). A heading in capitals of two words or more
+    ("POST-INCIDENT REVIEW") is judged the same way, each of its words one the ingest
+    writes in lower case. Such a heading is a part of a document, not an entity; "Rolling
+    in the Deep" (a capital inside) and "Keller Polymers" are names."""
     words = _PHRASE_WORD.findall(name)
-    if not words or any(w[:1].isupper() for w in words[1:]) or not words[0][:1].isupper():
+    if not words or not words[0][:1].isupper():
         return False
-    return all(w.lower() in vocabulary.lower for w in words)
+    if len(words) > 1 and all(w.isupper() and len(w) > 1 for w in words):  # not "F.I.R."
+        return all(part in vocabulary.lower for w in words
+                   for part in _LETTERS.findall(w.lower()))
+    return not any(w[:1].isupper() for w in words[1:]) and words[0].lower() in vocabulary.lower
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")  # the parts of "POST-INCIDENT" the vocabulary holds
 
 
 def extract(title: str | None, text: str, rules: Rules | None = None,

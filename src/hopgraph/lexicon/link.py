@@ -34,16 +34,30 @@ STOPWORDS = frozenset(
 # numbers alone ("2025", "May 2025", "92 per cent") is never a question's entity.
 PERIODS = frozenset("""january february march april may june july august september october
     november december jan feb mar apr jun jul aug sep sept oct nov dec q1 q2 q3 q4 h1 h2
-    fy""".split())  # noqa: SIM905
+    fy monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur
+    thurs fri""".split())  # noqa: SIM905
 VALUE_WORDS = PERIODS | frozenset("""per cent percent million billion thousand hundred year
     years month months week weeks day days h kg g mg km m cm mm l ml""".split())  # noqa: SIM905
-_NUMBER = re.compile(r"^[^\w]*[\d][\d.,:/%-]*[^\w]*$|^[£$€¥#]?[\d][\d.,]*[kmb]?$")
+_NUMBER = re.compile(r"^[^\w]*[\d][\d.,:/%-]*[^\w]*$|^[£$€¥#]?[\d][\d.,]*[kmb]?$"
+                     r"|^\d{1,2}(st|nd|rd|th)$")  # or a day of the month: "25th"
+
+
+_DOTTED = re.compile(r"^\d+(?:\.\d+){2,}$")
+_DATE = re.compile(r"^(?:\d+\.){2}\d{4}$|^(?:[0-2]?\d|3[01])\.(?:0?\d|1[0-2])\.\d\d$")
+
+
+def is_version(word: str) -> bool:
+    """Whether a normalized word is a version or a clause's number ("4.12.3", "3.2.1"): three
+    numbers or more joined by dots, not a date ("12.05.2025", "12.05.25"). It names one
+    thing, as an identifier does; "4.5" and "2025" are values."""
+    return bool(_DOTTED.match(word)) and not _DATE.match(word)
 
 
 def is_value(words: list[str]) -> bool:
     """Whether normalized words are a value (numbers, with month or unit words), not a name."""
-    return any(_NUMBER.match(w) or w in PERIODS for w in words) and all(
-        _NUMBER.match(w) or w in VALUE_WORDS or w in STOPWORDS for w in words)
+    numbers = [bool(_NUMBER.match(w)) and not is_version(w) for w in words]
+    return any(n or w in PERIODS for n, w in zip(numbers, words, strict=True)) and all(
+        n or w in VALUE_WORDS or w in STOPWORDS for n, w in zip(numbers, words, strict=True))
 
 
 def is_code(key: str) -> bool:

@@ -40,6 +40,7 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.identity import normalize
 from hopgraph.ingest.mentions import is_code
 from hopgraph.ingest.roles import person_like
+from hopgraph.lexicon.link import is_value, is_version
 from hopgraph.retrieve import attributes
 from hopgraph.retrieve.posts import Holders
 
@@ -172,12 +173,17 @@ def asked_on(question: str) -> str | None:
 
 
 def can_bridge(name: str) -> bool:
-    """Proper-noun-like names bridge; common nouns, numbers and dates do not."""
+    """Proper-noun-like names bridge; common nouns, numbers and dates do not. A weekday or a
+    month named alone is a date too ("Tuesday", "July", "Wednesday 25th"): a company's
+    e-mails and logs write them everywhere, and each would join everything said on it."""
+    key = normalize(name)
+    if is_version(key):
+        return True  # "4.12.3": a release, named as an identifier is
     first = name[:1]
     if not first.isalpha() or first.islower():
         return False
-    key = normalize(name)
-    return not (_DATE_OR_NUMBER.match(key) and any(ch.isdigit() for ch in key))
+    dated = bool(_DATE_OR_NUMBER.match(key)) and any(ch.isdigit() for ch in key)
+    return not (dated or is_value(key.replace(",", " ").split()))
 
 
 class BridgeFinder:
