@@ -619,3 +619,49 @@ def test_a_part_cut_from_a_bracket_or_two_columns_is_not_taken_whole() -> None:
                     "Filter: trade group IN (DAMP/MOULD, ROOFING, MASONRY)  raised 01/03/2025")
     ends = {name for t in found for name in (t.subject, t.object)}
     assert "MASONRY" in ends and not any(")" in name or "  " in name for name in ends)
+
+
+def test_a_value_that_runs_on_past_its_sentence_names_only_its_first() -> None:
+    triplets = extract("Supplier register", "Register: Supplier register\n"
+                       "Owner: Chief Financial Officer. Reviewed "
+                       "quarterly; this version September 2025. Suppliers marked as such are "
+                       "sub-processors.\nContact: Dr. Lee Hart, J. Smith")
+    objects = {t.object for t in triplets if t.predicate == "owner"}
+    assert "Chief Financial Officer" in objects
+    assert not any("Reviewed" in o or "Suppliers" in o for o in objects), objects
+    # a title's or an initial's full stop ends no sentence
+    contacts = {t.object for t in triplets if t.predicate == "contact"}
+    assert not {"Dr", "J"} & contacts, contacts
+
+
+def test_a_row_keyed_by_a_bare_number_is_about_its_first_name_too() -> None:
+    triplets = set(extract("Fleet register", "| Fleet No | Registration | Model | Seats |\n"
+                           "|---|---|---|---|\n| 304 | RU73 BZR | Caledon Metro 10.8e | 37 |\n"))
+    assert {Triplet("304", "registration", "RU73 BZR"),
+            Triplet("304", "model", "Caledon Metro 10.8e"),
+            Triplet("RU73 BZR", "model", "Caledon Metro 10.8e"),
+            Triplet("RU73 BZR", "seats", "37")} <= triplets
+    staff = set(extract("Drivers", "| Staff no | Name | Depot |\n|---|---|---|\n"
+                        "| 4417 | Kevin Roper | Keldholme |\n"))
+    assert Triplet("Kevin Roper", "depot", "Keldholme") in staff
+    # a row keyed by a name or a code is about that name only
+    keyed = set(extract("Suppliers", "| Supplier | Contact | Town |\n|---|---|---|\n"
+                        "| Keller Polymers | Priya Castell | Coalville |\n"))
+    assert not any(t.subject == "Priya Castell" for t in keyed), keyed
+
+
+def test_an_initial_and_a_surname_are_the_one_full_name_the_ingest_writes() -> None:
+    texts = ["Tom Whitcombe is Head of Platform Operations. Buses wait at Market Place, by "
+             "the market.",
+             "CHG REF   DATE        APPROVED BY    RESULT\n"
+             "CHG-0957  2025-08-02  T.Whitcombe    Success\n"
+             "CHG-0958  2025-08-03  M. Place       Success\n",
+             "Signed: H. Okafor. Helen Okafor and Hugo Okafor met."]
+    vocabulary = vocabulary_of(texts)
+    log = set(extract("Change log", texts[1], vocabulary=vocabulary))
+    assert Triplet("CHG-0957", "approved by", "Tom Whitcombe") in log
+    # "Market Place" is no person's name: the texts write "market" in lower case
+    assert vocabulary.full_name("M. Place") == "M. Place"
+    # two people the initial could stand for: neither
+    assert vocabulary.full_name("H. Okafor") == "H. Okafor"
+    assert vocabulary.full_name("T. Whitcombe") == "Tom Whitcombe"

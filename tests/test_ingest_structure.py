@@ -390,3 +390,24 @@ def test_a_dateline_under_the_title_is_text_not_a_heading_over_every_section() -
         "Owen said the panel firmware will be updated across all of the sites by the\n"
         "end of June, and that he will send the schedule to the contracts manager.\n"), "txt"))
     assert notes[0].headings == ("CALL NOTES - 20 May 2025", "Beacon Fire Systems")
+
+
+def test_a_letters_subject_line_after_its_greeting_is_context_not_a_title(
+        tmp_path: Path) -> None:
+    (tmp_path / "letter.txt").write_text(
+        "Corvane Software Ltd\n12 Cotton Mill Row\nSheffield S3 8RT\n\n6 June 2025\n\n"
+        "Dear Ms Garside,\n\nService credit for May 2025\n\nAs promised at our call, I am "
+        "writing to confirm the service credit due to Dales & Moor.\n\nFieldDesk Pro was "
+        "unavailable for 167 minutes.\n\nYours sincerely,\n\nNadia Farouk\n",
+        encoding="utf-8")
+    (doc,) = read_documents([tmp_path / "letter.txt"])
+    found = [s for s in sections(doc) if s.heading == "Service credit for May 2025"]
+    assert found and all(s.title is None for s in found)  # as an e-mail's subject
+    assert any("FieldDesk Pro" in p for s in found for p in s.paragraphs)
+    # the same heading with no greeting before it heads its section
+    (tmp_path / "notes.txt").write_text(
+        "Corvane Software Ltd\n\nService credit for May 2025\n\nFieldDesk Pro was "
+        "unavailable for 167 minutes.\n", encoding="utf-8")
+    (notes,) = read_documents([tmp_path / "notes.txt"])
+    assert [s.title for s in sections(notes) if s.heading == "Service credit for May 2025"
+            ] == ["Service credit for May 2025"]

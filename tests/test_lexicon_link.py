@@ -102,6 +102,22 @@ def test_numbers_and_dates_alone_are_never_question_entities() -> None:
     assert [m.name for m in linker.link("Who approved release 4.12.3?")] == ["4.12.3"]
 
 
+def test_a_number_after_the_noun_it_numbers_names_that_thing() -> None:
+    linker = EntityLinker(["402", "209", "210", "12", "4", "92", "31", "Coach 402"])
+    assert [m.name for m in linker.link("What seats has bus 402?")] == ["402"]
+    assert {m.name for m in linker.link("Which buses replace spares 209 and 210?")} == {
+        "209", "210"}
+    assert [m.name for m in linker.link("Who runs service 12, and from where?")] == ["12"]
+    # a name with the number in it, and the number the registers key the coach by
+    assert {m.name for m in linker.link("Where did coach 402 lose its wheels?")} == {
+        "Coach 402", "402"}
+    # after a preposition, a verb's past or a value's word, or in a time, it is a value
+    for question in ["What broke on 4 March?", "Who carried 92 per cent of it?",
+                     "How many homes at 31 March?", "What left at 12:40?", "Is it 4.12?",
+                     "Who wrote in May 12?", "What rose 12 per cent in 2025?"]:
+        assert linker.link(question) == [], question
+
+
 def test_codes_match_exactly_and_never_fuzzily() -> None:
     linker = EntityLinker(["IR-2322", "CA-2025-021", "KX-4", "KX-4 Pro", "Orrin & Tate"])
     assert [m.name for m in linker.link("Who owns incident IR-2322?")] == ["IR-2322"]

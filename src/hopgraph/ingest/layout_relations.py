@@ -24,6 +24,18 @@ DESCRIPTION_WORDS = 16  # words of a row's description its relations carry
 _LOCAL_REFERENCE = re.compile(r"[A-Za-z]{0,2}\d{1,3}[a-z]?|\d+(?:\.\d+)+")
 
 _PARTS = re.compile(r"[;,](?!\d)")  # a value's parts: its commas and semicolons, not "14,720"
+# Where a value's first sentence ends: a full stop after a word of two lower-case letters or
+# more, or after a number, before a capital; not "Dr. Lee", "J. Smith", "Mrs. Hale" or
+# "Ltd. Unit 9"
+_SENTENCE_END = re.compile(r"(?:(?<=[a-z]{2})|(?<=\d))(?<!Mrs)(?<!Ltd)(?<!Inc)(?<!etc)"
+                           r"\.\s+(?=[A-Z])")
+
+
+def first_sentence(value: str) -> str:
+    """A key's value up to the end of its first sentence. A value may run on ("Owner: Chief
+    Financial Officer. Reviewed quarterly; this version September 2025."): what the next
+    sentence says is about the document, not what the key names."""
+    return _SENTENCE_END.split(value, maxsplit=1)[0]
 
 
 def _objects(value: str, rules: Rules, vocabulary: Vocabulary) -> list[str]:
@@ -158,16 +170,17 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
         if record.is_email:
             triplets.extend(_email(record, rules, vocabulary))
             continue
-        first = _subject(record.fields[0][1], rules, vocabulary)
+        first = _subject(first_sentence(record.fields[0][1]), rules, vocabulary)
         if first is not None:
             subject = first
-        for key, value in record.fields:
+        for key, whole in record.fields:
+            value = first_sentence(whole)
             if fields.legend(value):  # "Depot codes: LEE = Leeds, HUL = Hull"
                 triplets.extend(Triplet(code, key.lower(), name)
                                 for code, name in fields.coded_names(value))
             elif is_code(key):  # "CA-2025-021: Orrin & Tate adds annealing ...": about the code
-                triplets.extend(Triplet(key, "concerns", name)
-                                for name in names_in(value, rules, vocabulary) if name != key)
+                triplets.extend(Triplet(key, "concerns", name)  # every sentence of it
+                                for name in names_in(whole, rules, vocabulary) if name != key)
             elif subject is not None:
                 triplets.extend(_field(subject, key, value, rules, vocabulary))
     for table in layout.tables:
@@ -176,17 +189,40 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
             if len(heads) != 1:
                 continue
             described = _description(row)
+            named = _row_name(row, rules, vocabulary)
             for column, (header, cell) in enumerate(zip(table.header[1:], row[1:],
                                                         strict=False), start=1):
                 predicate = header.lower().strip() or "has"
+                found = _objects_and_roles(cell, rules, vocabulary)
+                if named is not None and column != named[0]:
+                    triplets.extend(Triplet(named[1], _predicate(predicate, role), name)
+                                    for name, role in found if name != named[1])
                 if described is not None and column != described[0]:
                     predicate = f"({described[1]}) {predicate}"
                 triplets.extend(Triplet(heads[0], _predicate(predicate, role), name)
-                                for name, role in _objects_and_roles(cell, rules, vocabulary)
-                                if name != heads[0])
+                                for name, role in found if name != heads[0])
     for signed in layout.signings:
         triplets.extend(_signing(signed, rules, vocabulary))
     return triplets + _signatures(layout.prose, rules, vocabulary)
+
+
+def _row_name(row: list[str], rules: Rules, vocabulary: Vocabulary) -> tuple[int, str] | None:
+    """For a row keyed by a bare number (a fleet, staff or room number), the column and the
+    name of its first cell that holds anything, when that is one name ("RU73 BZR" of "304 |
+    RU73 BZR | Caledon Metro 10.8e", "Kevin Roper" of "4417 | Kevin Roper | Driver"); None
+    for any other row.
+
+    A number is a value: it seeds no question and bridges nothing, or every "37" would join
+    every 37-seat bus. The row's name stands for the row too, so its facts are one step from
+    where other documents name the thing ("Vehicle: 304 (RU73 BZR)")."""
+    if not row or not row[0].strip().isdigit():
+        return None
+    for column, cell in enumerate(row[1:], start=1):
+        found = _objects(cell, rules, vocabulary)
+        if found:
+            return (column, found[0]) if len(found) == 1 and not _VALUE.fullmatch(found[0]) \
+                else None
+    return None
 
 
 def _signing(signed: fields.Signing, rules: Rules, vocabulary: Vocabulary) -> list[Triplet]:

@@ -241,6 +241,10 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
             triplets.extend(_owned(tokens, sentence_mentions, resolved))
         if subject_name is not None and not _greeting(tokens, sentence_mentions):
             topic = subject_name
+    if vocabulary.people:  # "T.Whitcombe" of a change log is the Tom Whitcombe of a profile
+        triplets = [Triplet(full, t.predicate, other) for t in triplets
+                    if (full := vocabulary.full_name(t.subject))
+                    != (other := vocabulary.full_name(t.object))]
     report.passages += 1
     report.triplets += len(triplets)
     if not triplets:

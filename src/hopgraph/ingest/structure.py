@@ -122,7 +122,11 @@ class _Outline:
                 != _number_parts(self.stack[-1][1]))):
             self.stack.pop()  # same level or deeper, or a number this one does not go on
         self.stack.append((rank, heading))
-        self.found.append(Section(self.headings()))
+        before = self.found[-1].paragraphs
+        # A letter's subject line, alone after "Dear Ms Garside,", says what the letter is
+        # about, as an e-mail's subject does: context, not a name for its sentences
+        self.found.append(Section(self.headings(), named=not (
+            before and _SALUTATION.match(before[-1].splitlines()[-1].strip()))))
 
     def headings(self) -> tuple[str, ...]:
         return self.title + tuple(heading for _, heading in self.stack)
@@ -131,6 +135,9 @@ class _Outline:
         """Rows of one block, as paragraphs of the open section (a table apart)."""
         for paragraph in _paragraphs(rows):
             self.found[-1].add(paragraph.text, Placed(paragraph.runs))
+
+
+_SALUTATION = re.compile(r"^(?:dear|hello|hi)\b[^.!?\n]{0,60}[,:]?$", re.IGNORECASE)
 
 
 def _number_parts(heading: str) -> tuple[str, ...]:

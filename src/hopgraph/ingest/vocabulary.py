@@ -50,6 +50,22 @@ class Vocabulary:
     # `lower` but for e-mail addresses and links, which write names in lower case
     # ("claims@kirkgate.co.uk"); None: the same as `lower`.
     worded: frozenset[str] | None = None
+    # Names of two capitalized words the texts write alone ("Tom Whitcombe"; not "Market
+    # Place", as they write "market", addresses aside: "tom.whitcombe@..." is his), by the
+    # initial and the last word they could be written as ("T whitcombe"): `full_name`.
+    people: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    def full_name(self, name: str) -> str:
+        """The one name of two words an initial and a surname stand for ("Tom Whitcombe"
+        of "T.Whitcombe" or "T. Whitcombe", where a change log or a signature writes him
+        so and his profile in full); the name itself when the texts write no such name,
+        or more than one."""
+        found = _INITIALLED.match(name)
+        if found is None:
+            return name
+        key = f"{found.group(1)} {found.group(2).lower()}"
+        full = dict(self.people).get(key, ())
+        return full[0] if len(full) == 1 else name
 
     def a_word(self, name: str) -> bool:
         """Whether a one-word name alone in a field's value or a cell, or opening one, is
@@ -85,12 +101,20 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
                      for word in _INSIDE.findall(_KEYED.sub("", line)) if is_cap(word))
         for found in _AND_NAMES.finditer(text):
             pairs[found.group(0)] = pairs.get(found.group(0), 0) + 1
+    people: dict[str, set[str]] = {}
+    for text in texts:  # two capitalized words alone, the first no word written in lower case
+        for run in _CAPITALIZED_RUN.findall(text):
+            two = _TWO_NAMES.fullmatch(run)
+            if two is not None and two.group(1).lower() not in worded:
+                first, last = two.group(1), two.group(2)
+                people.setdefault(f"{first[0]} {last.lower()}", set()).add(run)
     joined = {form for name, count in pairs.items()
               if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS
               for form in (name, without_legal_form(name))}  # mentions drop the legal form
     joined |= {short for name in joined for short in _short_forms(name)}
     return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined),
-                      spaces_hyphens(texts), frozenset(worded))
+                      spaces_hyphens(texts), frozenset(worded),
+                      tuple(sorted((key, tuple(sorted(full))) for key, full in people.items())))
 
 
 def _short_forms(name: str) -> list[str]:
@@ -99,6 +123,13 @@ def _short_forms(name: str) -> list[str]:
     words = second.split()
     return [f"{first} and {' '.join(words[:k])}" for k in range(1, len(words))]
 
+
+# A first name and a last name, not inside a longer name ("Tom Whitcombe", "Aoife O'Neill")
+_SURNAME = r"(?:Mc|Mac|O['’])?[A-Z][a-z]+(?:-[A-Z][a-z]+)?"
+_CAPITALIZED_RUN = re.compile(r"(?<![\w.'’-])[A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*(?![\w'’-])")
+_TWO_NAMES = re.compile(rf"([A-Z][a-z]+) ({_SURNAME})")
+# An initial and a surname: "T.Whitcombe", "T. Whitcombe"
+_INITIALLED = re.compile(rf"^([A-Z])\.\s?({_SURNAME})$")
 
 _NAME_WORD = r"[A-Z][\w'’&-]*(?:\.\w+)*"  # "B.V" inside a name, not a sentence's full stop
 _NAME_WORDS = rf"{_NAME_WORD}(?: (?:of |the |& )?{_NAME_WORD})*"

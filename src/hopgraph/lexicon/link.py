@@ -42,6 +42,17 @@ _NUMBER = re.compile(r"^[^\w]*[\d][\d.,:/%-]*[^\w]*$|^[£$€¥#]?[\d][\d.,]*[km
                      r"|^\d{1,2}(st|nd|rd|th)$")  # or a day of the month: "25th"
 
 
+# Words before a number that make it no thing's number: "on 4 March", "at 31", "than 30"
+PREPOSITIONS = frozenset("""about above across after against along among around at before
+    behind below beneath beside besides between beyond by circa despite down during except
+    for from in inside into like near nearly of off on onto out outside over past per since
+    than through throughout till to toward towards under until up upon via with within
+    without almost approximately some only just""".split())  # noqa: SIM905
+_WHOLE_NUMBER = re.compile(r"^\d{1,5}$")
+_YEAR = re.compile(r"^(1[89]|20)\d\d$")
+_JOINS = frozenset({"and", "or"})
+
+
 _DOTTED = re.compile(r"^\d+(?:\.\d+){2,}$")
 _DATE = re.compile(r"^(?:\d+\.){2}\d{4}$|^(?:[0-2]?\d|3[01])\.(?:0?\d|1[0-2])\.\d\d$")
 
@@ -64,6 +75,38 @@ def is_code(key: str) -> bool:
     """Whether a key is (or holds) an identifier with digits ("ir-2322", "kx-4 pro"): such
     names match exactly, never fuzzily (IR-2322 is not IR-2332)."""
     return any(ch.isdigit() for ch in key)
+
+
+def numbered(question: str, words: list[tuple[int, int, str]]) -> set[int]:
+    """The positions in `words` (the question's, as `EntityLinker.link` cuts it) of the
+    numbers that name a thing by its number: a whole number, not a year, written right after
+    a word in lower case that is a noun ("coach 402", "bus 304", "service 12"), or joined to
+    such a number by "and", "or" or a comma ("spares 209 and 210").
+
+    A company numbers its vehicles, routes and rooms, and its registers are keyed by those
+    numbers (`| 304 | RU73 BZR | ...`). A number alone is a value ("2025", "7 days", "on 4
+    March", "at 05:50"), never a seed; after the noun it numbers it is that thing's name.
+    The word before must not be a function word, a preposition, a value's word ("per
+    cent", "May") or a verb's past ("carried 92"), and the number not part of a time, a
+    decimal or a longer figure ("08:15", "4.5") nor followed by a unit ("rose 12 per
+    cent", "took 3 days")."""
+    found: set[int] = set()
+    for n, (start, end, key) in enumerate(words):
+        figure = question[end:end + 1] == "%" or (  # "12%", "08:15", "4.5", "14,720", "3/4"
+            question[end:end + 1] in (":", ".", ",", "/") and question[end + 1:end + 2].isdigit())
+        measured = n + 1 < len(words) and words[n + 1][2] in VALUE_WORDS  # "12 per cent"
+        if n == 0 or not _WHOLE_NUMBER.match(key) or _YEAR.match(key) or figure or measured:
+            continue
+        before = question[words[n - 1][1]:start]
+        previous = words[n - 1][2]
+        if (before == " " and previous in _JOINS and n - 2 in found) \
+                or (before.strip() == "," and n - 1 in found):
+            found.add(n)  # "209 and 210", "209, 210"
+        elif before == " " and previous.isalpha() and question[words[n - 1][0]].islower() \
+                and previous not in STOPWORDS and previous not in PREPOSITIONS \
+                and previous not in VALUE_WORDS and not previous.endswith("ed"):
+            found.add(n)
+    return found
 
 
 def match_key(name: str) -> str:
@@ -211,6 +254,7 @@ class EntityLinker:
         # common nouns that are also entities ("president", "river") out of the seeds.
         cased = any(ch.isupper() for ch in question[1:])
         name_like = [_name_like(question[w[0]]) for w in words]
+        numbers = numbered(question, words)
         matches: list[EntityMatch] = []
         covered: set[int] = set()
         fuzzy_candidates: list[tuple[int, int]] = []
@@ -227,7 +271,8 @@ class EntityLinker:
                     continue
                 if cased and not any(name_like[i] for i in span):
                     continue
-                if is_value([words[i][2] for i in span]):
+                if is_value([words[i][2] for i in span]) and not (size == 1
+                                                                  and start in numbers):
                     continue  # a year, a date, an amount: a value, never a seed
                 if key in self.by_key:
                     covered.update(span)
@@ -237,6 +282,11 @@ class EntityLinker:
                       and not is_code(key)):
                     fuzzy_candidates.append((start, size))
         matches.extend(self._fuzzy(question, words, fuzzy_candidates, covered))
+        # "coach 402" may be a name of its own ("Coach 402" heads a report) while registers
+        # write the coach as "402": the number is linked as well
+        matches.extend(EntityMatch(i, self.names[i], words[n][2], 1.0, "exact")
+                       for n in sorted(numbers) if whole
+                       for i in self.by_key.get(words[n][2], []))
         question_key = normalize(question)
         for key, index in self.unspaced:
             if key in question_key:
