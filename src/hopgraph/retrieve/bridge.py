@@ -67,6 +67,8 @@ _DATE_OR_NUMBER = re.compile(
     r"^[\d\s,.\-–/]*((jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?"
     r"|sep(t(ember)?)?|oct(ober)?|nov(ember)?|dec(ember)?)\.?)?[\d\s,.\-–/]*$"
 )
+
+
 _FAMILY = re.compile(r"^[A-Za-z]+")
 # "Who ..., and ...": a question that asks who, then asks on (about that person)
 _WHO = re.compile(r"^\W*who(?:se|m)?\b.*,\s+and\b", re.IGNORECASE)
