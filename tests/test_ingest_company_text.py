@@ -660,8 +660,11 @@ def test_an_initial_and_a_surname_are_the_one_full_name_the_ingest_writes() -> N
     vocabulary = vocabulary_of(texts)
     log = set(extract("Change log", texts[1], vocabulary=vocabulary))
     assert Triplet("CHG-0957", "approved by", "Tom Whitcombe") in log
-    # "Market Place" is no person's name: the texts write "market" in lower case
+    # "Market Place" is no person's name: the texts write "market" in lower case; nor is
+    # "B.League" the "Balkan League" of a text that writes "league"
     assert vocabulary.full_name("M. Place") == "M. Place"
+    leagues = vocabulary_of(["The Balkan League was a league. The B.League formed later."])
+    assert leagues.full_name("B.League") == "B.League"
     # two people the initial could stand for: neither
     assert vocabulary.full_name("H. Okafor") == "H. Okafor"
     assert vocabulary.full_name("T. Whitcombe") == "Tom Whitcombe"

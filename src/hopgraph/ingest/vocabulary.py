@@ -50,9 +50,10 @@ class Vocabulary:
     # `lower` but for e-mail addresses and links, which write names in lower case
     # ("claims@kirkgate.co.uk"); None: the same as `lower`.
     worded: frozenset[str] | None = None
-    # Names of two capitalized words the texts write alone ("Tom Whitcombe"; not "Market
-    # Place", as they write "market", addresses aside: "tom.whitcombe@..." is his), by the
-    # initial and the last word they could be written as ("T whitcombe"): `full_name`.
+    # Names of two capitalized words the texts write alone, neither a word they write in
+    # lower case ("Tom Whitcombe"; not "Market Place" or "Balkan League", as they write
+    # "market" and "league", addresses aside: "tom.whitcombe@..." is his), by the initial
+    # and the last word they could be written as ("T whitcombe"): `full_name`.
     people: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     def full_name(self, name: str) -> str:
@@ -102,10 +103,11 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
         for found in _AND_NAMES.finditer(text):
             pairs[found.group(0)] = pairs.get(found.group(0), 0) + 1
     people: dict[str, set[str]] = {}
-    for text in texts:  # two capitalized words alone, the first no word written in lower case
+    for text in texts:  # two capitalized words alone, neither a word written in lower case
         for run in _CAPITALIZED_RUN.findall(text):
             two = _TWO_NAMES.fullmatch(run)
-            if two is not None and two.group(1).lower() not in worded:
+            if two is not None and two.group(1).lower() not in worded \
+                    and two.group(2).lower() not in worded:
                 first, last = two.group(1), two.group(2)
                 people.setdefault(f"{first[0]} {last.lower()}", set()).add(run)
     joined = {form for name, count in pairs.items()
