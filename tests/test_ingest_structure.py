@@ -13,6 +13,7 @@ from hopgraph.ingest.documents import Chunk, chunk_documents
 from hopgraph.ingest.fields import spaced_rows
 from hopgraph.ingest.heading_names import heading_entity, names_something
 from hopgraph.ingest.inputs import sort_inputs
+from hopgraph.ingest.lines import contact
 from hopgraph.ingest.offline_extractor import extract
 from hopgraph.ingest.pdf import Line, pdf_text
 from hopgraph.ingest.reading import Document, read_documents
@@ -411,3 +412,42 @@ def test_a_letters_subject_line_after_its_greeting_is_context_not_a_title(
     (notes,) = read_documents([tmp_path / "notes.txt"])
     assert [s.title for s in sections(notes) if s.heading == "Service credit for May 2025"
             ] == ["Service credit for May 2025"]
+
+
+LETTER = ("Aldermoor Travel Ltd\nAldermoor House, Beckside Road, Thornsby RY1 4BD\n"
+          "Telephone 01632 960 200\n\n"
+          "Office of the Traffic Commissioner\nNorth East of England\nHillcrest House\nLeeds\n\n"
+          "3 October 2025\n\nYour ref: OTC/NE/25/1187\nOur ref: PV/OTC/0163\n\n"
+          "Dear Sir or Madam,\n\nWheel detachment, coach RJ17 OUG\n\n"
+          "I wrote to you on 20 June 2025 to report the loss of the rear offside\n"
+          "wheels from one of our coaches while it was carrying pupils on a school\n"
+          "service. In your letter of 8 July you asked us to send you the outcome.\n\n"
+          "Yours faithfully,\n\nPriyesh Varma\n")
+
+
+def test_a_letterheads_address_and_the_addressee_head_no_section() -> None:
+    found = sections(Document("letter.txt", LETTER))
+    # the sender's name is the title; the lines under it that say where it is are text
+    assert {s.headings[0] for s in found} == {"Aldermoor Travel Ltd"}
+    headings = {h for s in found for h in s.headings}
+    assert not headings & {"Aldermoor House, Beckside Road, Thornsby RY1 4BD",
+                           "Telephone 01632 960 200", "Office of the Traffic Commissioner",
+                           "North East of England", "3 October 2025"}
+    text = "\n".join(p for s in found for p in s.paragraphs)
+    assert "Office of the Traffic Commissioner\nNorth East of England" in text
+    assert "Aldermoor House, Beckside Road, Thornsby RY1 4BD" in text
+    assert any(s.heading == "Wheel detachment, coach RJ17 OUG" for s in found)
+    # without a greeting, a short line over text heads its section as before
+    memo = sections(Document("m.txt", "Aldermoor Travel Ltd\n\nWheel checks\nEvery coach "
+                                      "is checked.\n\nDepot duties\nThe depot opens at 6.\n"))
+    assert [s.heading for s in memo][-2:] == ["Wheel checks", "Depot duties"]
+
+
+@pytest.mark.parametrize(("line", "reaches"), [
+    ("Telephone 01632 960 200", True), ("Thornsby RY1 4BD", True),
+    ("accounts@aldermoor.co.uk", True), ("www.aldermoor.co.uk", True),
+    ("Columbus, OH 43215", True), ("+44 (0)113 496 0000", True),
+    ("INCIDENT REPORT", False), ("Operator licence OB1129384", False),
+    ("ISO 9001:2015", False), ("Annual Report 2024/25", False), ("RU73 BZR", False)])
+def test_contact_lines(line: str, reaches: bool) -> None:
+    assert contact(line) is reaches

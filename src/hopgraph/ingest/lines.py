@@ -144,6 +144,25 @@ def greeting(line: str) -> bool:
     return 0 < len(words) <= 4 and (words[0].lower() in GREETINGS or bool(_SIGN_OFF.match(line)))
 
 
+_SALUTATION = re.compile(r"^(?:dear|hello|hi)\b[^.!?\n]{0,60}[,:]?$", re.IGNORECASE)
+
+
+def salutation(line: str) -> bool:
+    """Whether a line opens a letter or an e-mail to its reader ("Dear Ms Garside,")."""
+    return _SALUTATION.match(line.strip()) is not None
+
+
+def salutation_block(first_lines: list[str]) -> int:
+    """Of a text's blocks (given by their first lines), the one a letter's salutation opens
+    ("Dear Sir or Madam,"), when one after the first does and another block follows; else 0.
+    What stands between the letterhead and it is the addressee, the date and the
+    references, whose short lines head nothing."""
+    for number, line in enumerate(first_lines[1:-1], start=1):
+        if line.rstrip().endswith(",") and salutation(line):
+            return number
+    return 0
+
+
 def heading_line(line: str) -> bool:
     """Whether a line may be a heading: short, opening with a capital, a digit or a heading's
     number, not a sentence, a list item that is a sentence, or a laid-out line."""
@@ -176,6 +195,19 @@ def dated(line: str) -> bool:
     not a line of its title ("Annual Report 2024", "Quality review, July 2025" give
     neither)."""
     return _DATED.search(line) is not None
+
+
+# A telephone number (nine digits or more in groups: "01632 960 200", "+44 (0)113 496 0000"),
+# an e-mail or web address, a UK postcode ("RY1 4BD") or a US state and ZIP ("OH 43215")
+_CONTACT = re.compile(r"(?:\+?\(?\d[\d ()-]{7,}\d)|@\w|\bwww\.|https?://"
+                      r"|\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b[A-Z]{2}\s+\d{5}(?:-\d{4})?\b")
+
+
+def contact(line: str) -> bool:
+    """Whether a line gives a way to reach someone: a telephone number, an e-mail or web
+    address, a postcode (a letterhead's "Aldermoor House, Beckside Road, Thornsby RY1 4BD",
+    "Telephone 01632 960 200"). Under a company's name, such lines head no section."""
+    return _CONTACT.search(line) is not None and sum(ch.isdigit() for ch in line) < 20
 
 
 def strong_heading(line: str) -> bool:

@@ -9,7 +9,8 @@ anything taken for a heading, so the first line of a wrapped paragraph never is 
   block, or the first line of a block whose next line does not go on from it) that does not
   end as a sentence; inside a block, a numbered or all-capitals line after a full stop. A
   first block made only of such lines (a letterhead, "ASHBY VALE PACKAGING LTD" over
-  "INCIDENT REPORT") is the document's title: every section is under it.
+  "INCIDENT REPORT") is the document's title: every section is under it (a letterhead's
+  address lines aside). A letter's blocks before its greeting head nothing.
 - Numbers nest: "3.1 Procurement Lead" is under "3. RESPONSIBILITIES". The number stays in
   the heading. A numbered line that is a sentence, or one of a list, is a list item.
 - Key–value lines (a report's header, an e-mail's From/To/Subject) and table rows are never
@@ -27,6 +28,7 @@ from hopgraph.ingest.fields import same_table, spaced_rows
 from hopgraph.ingest.heading_names import heading_entity, names_something
 from hopgraph.ingest.lines import (
     all_caps,
+    contact,
     dated,
     ends_sentence,
     greeting,
@@ -36,6 +38,8 @@ from hopgraph.ingest.lines import (
     laid_out,
     list_item,
     numbered_clause,
+    salutation,
+    salutation_block,
     section_number,
     strong_heading,
     width_of,
@@ -126,7 +130,7 @@ class _Outline:
         # A letter's subject line, alone after "Dear Ms Garside,", says what the letter is
         # about, as an e-mail's subject does: context, not a name for its sentences
         self.found.append(Section(self.headings(), named=not (
-            before and _SALUTATION.match(before[-1].splitlines()[-1].strip()))))
+            before and salutation(before[-1].splitlines()[-1]))))
 
     def headings(self) -> tuple[str, ...]:
         return self.title + tuple(heading for _, heading in self.stack)
@@ -137,7 +141,6 @@ class _Outline:
             self.found[-1].add(paragraph.text, Placed(paragraph.runs))
 
 
-_SALUTATION = re.compile(r"^(?:dear|hello|hi)\b[^.!?\n]{0,60}[,:]?$", re.IGNORECASE)
 
 
 def _number_parts(heading: str) -> tuple[str, ...]:
@@ -245,13 +248,19 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
     lines = _numbered_lines(text)
     width = width_of(row.text for row in lines)
     blocks = [_joined(block, width) for block in _blocks(lines)]
+    salutes = salutation_block([rows[0].text if rows else "" for rows in blocks])
     for number, rows in enumerate(blocks):
         last = number + 1 == len(blocks)
         title = _title_lines(rows) if number == 0 and not outline.title else 0
+        if 0 < number < salutes:  # a letter's addresses, date and references: no headings
+            outline.add(rows)
+            continue
         if title and (title < len(rows) or not last):
-            # a dateline under its first line ("Printed 20/03/2025", "Thursday 22 May 2025,
-            # 6.30pm") is the first section's text, not a title over every section
-            heads = rows[:1] + [row for row in rows[1:title] if not dated(row.text)]
+            # a dateline or an address under its first line ("Printed 20/03/2025", "12
+            # Cotton Mill Row" over "Sheffield S3 8RT") is the first section's text, not a
+            # title over every section
+            heads = rows[:1] if any(contact(row.text) for row in rows[1:title]) else \
+                rows[:1] + [row for row in rows[1:title] if not dated(row.text)]
             outline.title = tuple(row.text for row in heads)
             outline.found[0] = Section(outline.title, named=title == 1)
             outline.add([row for row in rows[:title] if row not in heads])
