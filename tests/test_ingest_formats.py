@@ -144,6 +144,25 @@ def test_word_headings_are_the_section_path_and_tables_stay_tables(tmp_path: Pat
         "| Supplier | Owner |\n|---|---|\n| Norrcell | Jonas Aalto |"]
 
 
+def test_a_word_paragraph_set_in_bold_alone_is_a_heading(tmp_path: Path) -> None:
+    document = docx.Document()
+    document.add_paragraph("Kestrel supply agreement")
+    for heading, text in [("1. Scope", "Harlow Plastics supplies PX-310 housings."),
+                          ("2. Payment", "Invoices are paid within 30 days.")]:
+        document.add_paragraph().add_run(heading).bold = True  # Normal style, bold by hand
+        document.add_paragraph(text)
+    mixed = document.add_paragraph()
+    mixed.add_run("Note: ").bold = True  # bold in part: text
+    mixed.add_run("prices exclude VAT.")
+    document.save(str(tmp_path / "agreement.docx"))
+    doc, chunks = read_one(tmp_path / "agreement.docx")
+    assert "**1. Scope**" in doc.text and "Note: prices exclude VAT." in doc.text
+    assert [(c.context, c.text) for c in chunks] == [
+        ("", "Kestrel supply agreement"),
+        ("1. Scope", "Harlow Plastics supplies PX-310 housings."),
+        ("2. Payment", "Invoices are paid within 30 days.\n\nNote: prices exclude VAT.")]
+
+
 def test_each_slide_is_a_page_under_its_title(tmp_path: Path) -> None:
     doc, chunks = read_one(write_pptx(tmp_path / "deck.pptx"))
     assert len(doc.pages) == 3

@@ -451,3 +451,18 @@ def test_a_letterheads_address_and_the_addressee_head_no_section() -> None:
     ("ISO 9001:2015", False), ("Annual Report 2024/25", False), ("RU73 BZR", False)])
 def test_contact_lines(line: str, reaches: bool) -> None:
     assert contact(line) is reaches
+
+
+def test_a_markdown_line_in_bold_alone_is_a_heading_under_the_hash_headings(
+        tmp_path: Path) -> None:
+    (tmp_path / "policy.md").write_text(
+        "# Supplier approval\n\n**1. Scope**\n\nThis policy covers every site.\n\n"
+        "__2. Responsibilities:__\n\nThe Quality Manager owns it.\n\n"
+        "**Do not approve a supplier by phone.**\n\n**Owner:** Priya Castell\n",
+        encoding="utf-8")
+    (doc,) = read_documents([tmp_path / "policy.md"])
+    assert [(s.headings, s.paragraphs) for s in sections(doc)] == [
+        (("Supplier approval", "1. Scope"), ["This policy covers every site."]),
+        (("Supplier approval", "2. Responsibilities"), [
+            "The Quality Manager owns it.", "**Do not approve a supplier by phone.**",
+            "**Owner:** Priya Castell"])]  # a bold sentence, a bold key: text

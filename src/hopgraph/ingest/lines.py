@@ -163,6 +163,27 @@ def salutation_block(first_lines: list[str]) -> int:
     return 0
 
 
+_BOLD = re.compile(r"^\s{0,3}(\*\*|__)(?P<inner>[^*_].*?)\1\s*:?\s*$")
+
+
+MD_ITEM = re.compile(r"^\s*(?:[-*+•‣▪–]\s+|\d{1,3}[.)]\s+)")  # a Markdown list item
+
+
+def body_heading(line: str) -> str | None:
+    """The heading a line of Markdown body text (a block of its own) is by its form, else
+    None: in capitals, or numbered as a heading, not as a list item ("3.2 Scope", "Section
+    4 – Fees"; "1. Scope" is an item of a list); or set in bold alone ("Scope" of
+    "**Scope**", "1. Scope" of "__1. Scope:__"), as a Word document without heading styles
+    marks its headings, but not a bold sentence ("**Do not reuse.**")."""
+    found = _BOLD.match(line)
+    if found is not None:
+        inner = found.group("inner").strip().rstrip(":").strip()
+        return inner if heading_line(inner) else None
+    if strong_heading(line) and (all_caps(line) or not MD_ITEM.match(line)):
+        return line
+    return None
+
+
 def heading_line(line: str) -> bool:
     """Whether a line may be a heading: short, opening with a capital, a digit or a heading's
     number, not a sentence, a list item that is a sentence, or a laid-out line."""

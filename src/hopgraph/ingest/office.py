@@ -2,8 +2,10 @@
 
 - Word (.docx): the body's paragraphs and tables in order. A paragraph in a "Heading N"
   style is a heading of level N (one deeper when the document has a "Title", which is then
-  level 1); one in a "List ..." style is a list item; a table is a pipe table, its first
-  row the header. Page headers, footers and comments are left out, as a PDF's furniture is.
+  level 1); a one-line paragraph all in bold is written in bold (`structure` reads it as a
+  heading when it is short: a heading set by hand); one in a "List ..." style is a list
+  item; a table is a pipe table, its first row the header. Page headers, footers and
+  comments are left out, as a PDF's furniture is.
 - PowerPoint (.pptx): each slide is a page, its title the heading over it ("Slide N" when
   it has none, so its text is not read under the slide before). Then its shapes from top to
   bottom, left to right: a placeholder's paragraphs as list items (indented by their level;
@@ -20,7 +22,7 @@ from typing import Any
 
 from hopgraph.errors import InputError
 from hopgraph.ingest.containers import check_office, office_library
-from hopgraph.ingest.markdown import MarkdownText, ReadText
+from hopgraph.ingest.markdown import MarkdownText, ReadText, one_line
 
 _HEADING_STYLE = re.compile(r"^heading\s*([1-9])$", re.I)
 
@@ -54,10 +56,19 @@ def read_docx(path: Path) -> ReadText:
             out.heading(1, block.text)
         elif heading := _HEADING_STYLE.match(style):
             out.heading(int(heading.group(1)) + titled, block.text)
+        elif _bold(block):  # a heading set by hand: `structure` reads it as one if short
+            out.paragraph(f"**{one_line(block.text)}**")
         else:
             out.paragraph(block.text)
     out.items(items)
     return out.read()
+
+
+def _bold(paragraph: Any) -> bool:
+    """Whether every run of a paragraph that holds text is bold (a heading written in a
+    Normal paragraph, as many Word documents have them), the paragraph on one line."""
+    runs = [run for run in paragraph.runs if run.text.strip()]
+    return bool(runs) and "\n" not in paragraph.text and all(run.bold for run in runs)
 
 
 def _style(paragraph: Any) -> str:

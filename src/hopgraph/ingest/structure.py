@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from hopgraph.ingest.fields import same_table, spaced_rows
 from hopgraph.ingest.heading_names import heading_entity, names_something
 from hopgraph.ingest.lines import (
+    MD_ITEM,
     all_caps,
+    body_heading,
     contact,
     dated,
     ends_sentence,
@@ -187,7 +189,6 @@ def _joined(block: list[_Row], width: int) -> list[_Row]:
 
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
-_MD_ITEM = re.compile(r"^\s*(?:[-*+•‣▪–]\s+|\d{1,3}[.)]\s+)")
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _TABLE_LINE = re.compile(r"^\s*\|")
 
@@ -198,8 +199,8 @@ def _markdown(text: str, outline: _Outline) -> list[Section]:
     block: list[_Row] = []
 
     def flush() -> None:
-        if len(block) == 1 and _body_heading(block[0].text):
-            outline.open(7, block[0].text)  # under the `#` headings around it
+        if len(block) == 1 and (heading := body_heading(block[0].text)) is not None:
+            outline.open(7, heading)  # under the `#` headings around it
         elif block:
             outline.add(_joined(block, width))
         block.clear()
@@ -216,7 +217,7 @@ def _markdown(text: str, outline: _Outline) -> list[Section]:
         elif atx:
             flush()
             outline.open(len(atx.group(1)), _clean_heading(atx.group(2)))
-        elif (_SETEXT.match(raw) and len(block) == 1 and not _MD_ITEM.match(block[0].text)
+        elif (_SETEXT.match(raw) and len(block) == 1 and not MD_ITEM.match(block[0].text)
               and len(block[0].text) <= MAX_MARKDOWN_HEADING):
             title = block.pop().text
             flush()
@@ -227,15 +228,6 @@ def _markdown(text: str, outline: _Outline) -> list[Section]:
             block.append(row)
     flush()
     return outline.found
-
-
-def _body_heading(line: str) -> bool:
-    """A line of Markdown body text that is a heading by its form: in capitals, or numbered
-    as a heading, not as a list item ("3.2 Scope", "Section 4 – Fees"; "1. Scope" is an
-    item of a list)."""
-    if not strong_heading(line):
-        return False
-    return all_caps(line) or not _MD_ITEM.match(line)
 
 
 def _clean_heading(title: str) -> str:
