@@ -466,3 +466,20 @@ def test_a_markdown_line_in_bold_alone_is_a_heading_under_the_hash_headings(
         (("Supplier approval", "2. Responsibilities"), [
             "The Quality Manager owns it.", "**Do not approve a supplier by phone.**",
             "**Owner:** Priya Castell"])]  # a bold sentence, a bold key: text
+
+
+def test_a_markdown_table_without_outer_pipes_is_a_table(tmp_path: Path) -> None:
+    (tmp_path / "suppliers.md").write_text(
+        "# Suppliers\n\nSupplier | Owner | Based in\n--- | :---: | ---\n"
+        "Keller Polymers | Priya Castell | Redditch\nDunmore Recycling | Tom Hessel | Dundalk"
+        "\n\nPrices and terms | see the agreement\n\n```\na | b\n--- | ---\n```\n",
+        encoding="utf-8")
+    (doc,) = read_documents([tmp_path / "suppliers.md"])
+    assert "| Keller Polymers | Priya Castell | Redditch |" in doc.text
+    assert "Prices and terms | see the agreement" in doc.text  # no delimiter row: text
+    assert "```\na | b\n--- | ---\n```" in doc.text  # code is left as written
+    rows = [c.text for c in chunk_documents([doc]) if "Polymers" in c.text or "Dunmore" in c.text]
+    header = "| Supplier | Owner | Based in |\n| --- | :---: | --- |\n"
+    assert rows == [header + "| Keller Polymers | Priya Castell | Redditch |",
+                    header + "| Dunmore Recycling | Tom Hessel | Dundalk |"]
+    assert Triplet("Keller Polymers", "owner", "Priya Castell") in extract("Suppliers", rows[0])

@@ -44,6 +44,46 @@ def plain_lines(text: str) -> str:
     return "\n".join(_MARKUP_START.sub(r"\1\\\2", line) for line in lines if line)
 
 
+# A table's delimiter row, with or without its outer pipes: "--- | :---:", "|---|---|"
+_DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
+_PIPE = re.compile(r"(?<!\\)\|")  # a pipe that is no escaped character
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def piped(text: str) -> str:
+    """Markdown text with each pipe table's rows between outer pipes. GitHub's Markdown lets
+    a table leave them out ("Supplier | Owner" over "--- | ---"); the readers of the
+    structure and of a table's rows take a row to open and close with a pipe. A table is
+    a header row, then a delimiter row with as many cells, then the rows that hold a pipe;
+    nothing inside a fenced code block is touched."""
+    lines = text.split("\n")
+    fenced, row = False, 0
+    while row < len(lines):
+        if _FENCE.match(lines[row]):
+            fenced = not fenced
+        elif not fenced and row + 1 < len(lines) and _DELIMITER.match(lines[row + 1]) \
+                and _PIPE.search(lines[row]) and _cells(lines[row]) == _cells(lines[row + 1]):
+            end = row + 2
+            while end < len(lines) and lines[end].strip() and _PIPE.search(lines[end]):
+                end += 1
+            lines[row:end] = [_between_pipes(line) for line in lines[row:end]]
+            row = end
+            continue
+        row += 1
+    return "\n".join(lines)
+
+
+def _cells(line: str) -> int:
+    return len(_PIPE.split(line.strip().removeprefix("|").removesuffix("|")))
+
+
+def _between_pipes(line: str) -> str:
+    stripped = line.strip()
+    opened = stripped if stripped.startswith("|") else f"| {stripped}"
+    return opened if _PIPE.search(opened[-1:]) and not opened.endswith("\\|") \
+        else f"{opened} |"
+
+
 def cell(value: object) -> str:
     """A table cell's text: one line, its pipes escaped."""
     return one_line("" if value is None else str(value)).replace("|", "\\|")

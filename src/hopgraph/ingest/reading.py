@@ -32,7 +32,7 @@ from hopgraph.ingest.fields import Record, field_line
 from hopgraph.ingest.html_text import looks_like_html, read_html
 from hopgraph.ingest.loaders import read_text
 from hopgraph.ingest.mail import read_eml
-from hopgraph.ingest.markdown import ReadText
+from hopgraph.ingest.markdown import ReadText, piped
 from hopgraph.ingest.office import read_docx, read_pptx
 from hopgraph.ingest.pdf import read_pdf
 from hopgraph.ingest.quoting import unquote
@@ -180,7 +180,7 @@ def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:
     problem) when it cannot be read or has no text. A text file that cannot be read is an
     InputError."""
     if kind in ("md", "txt"):
-        text = unquote(_text(path)) if kind == "txt" else _text(path)
+        text = unquote(_text(path)) if kind == "txt" else piped(_text(path))
         return [Document(str(path), text, kind, metadata=header_metadata(text))]
     try:
         read, structure = _read_format(path, kind)
