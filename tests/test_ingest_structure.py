@@ -483,3 +483,26 @@ def test_a_markdown_table_without_outer_pipes_is_a_table(tmp_path: Path) -> None
     assert rows == [header + "| Keller Polymers | Priya Castell | Redditch |",
                     header + "| Dunmore Recycling | Tom Hessel | Dundalk |"]
     assert Triplet("Keller Polymers", "owner", "Priya Castell") in extract("Suppliers", rows[0])
+
+
+def test_plain_text_cut_into_pages_by_form_feeds_loses_its_page_furniture(
+        tmp_path: Path) -> None:
+    page = ("ASHBY VALE PACKAGING LTD - QUALITY MANUAL\n\n{}\n\n"
+            "Confidential - page {} of 3\n")
+    texts = ["1. SCOPE\nThe manual covers the Coalville and Evesham sites.",
+             "2. SUPPLIERS\nSuppliers are approved by Priya Castell after an audit.",
+             "3. RECORDS\nRecords are kept for six years by the Quality Manager."]
+    (tmp_path / "manual.txt").write_text(
+        "\f".join(page.format(text, n) for n, text in enumerate(texts, start=1)),
+        encoding="utf-8")
+    (doc,) = read_documents([tmp_path / "manual.txt"])
+    assert "QUALITY MANUAL" not in doc.text and "Confidential" not in doc.text
+    assert "\f" not in doc.text and len(doc.pages) == 3
+    chunks = chunk_documents([doc])
+    assert [(c.context, c.page) for c in chunks] == [("1. SCOPE", 1), ("2. SUPPLIERS", 2),
+                                                     ("3. RECORDS", 3)]
+    assert chunks[1].text == "Suppliers are approved by Priya Castell after an audit."
+    # one page: the text as it was
+    (tmp_path / "one.txt").write_text(page.format(texts[0], 1) + "\f", encoding="utf-8")
+    (one,) = read_documents([tmp_path / "one.txt"])
+    assert one.pages == () and "QUALITY MANUAL" in one.text

@@ -200,6 +200,22 @@ def pdf_text(pages: list[list[Line]]) -> PdfText:
     return _write(blocks, width, bool(levels), len(pages))
 
 
+def text_pages(text: str) -> PdfText | None:
+    """Plain text cut into pages by form feeds (what `pdftotext` and many exports write), its
+    page furniture dropped as a PDF's is (`drop_furniture`) and where each page starts kept;
+    None for text with one page."""
+    pages = text.split("\f")
+    if sum(bool(page.strip()) for page in pages) < 2:
+        return None
+    kept = drop_furniture([[Line(line) for line in page.split("\n")] for page in pages])
+    texts = ["\n".join(line.text for line in page).strip("\n") for page in kept]
+    starts, at = [], 0
+    for page in texts:
+        starts.append(at)
+        at += len(page) + 2
+    return PdfText("\n\n".join(texts), "txt", tuple(starts))
+
+
 def drop_furniture(pages: list[list[Line]]) -> list[list[Line]]:
     """The pages without their running headers, footers and page numbers: a line among the
     first or last few of a page that stands at the edge of other pages too (its numbers

@@ -34,7 +34,7 @@ from hopgraph.ingest.loaders import read_text
 from hopgraph.ingest.mail import read_eml
 from hopgraph.ingest.markdown import ReadText, piped
 from hopgraph.ingest.office import read_docx, read_pptx
-from hopgraph.ingest.pdf import read_pdf
+from hopgraph.ingest.pdf import read_pdf, text_pages
 from hopgraph.ingest.quoting import unquote
 from hopgraph.ingest.sheets import read_csv, read_xlsx
 from hopgraph.records import Problem
@@ -181,6 +181,10 @@ def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:
     InputError."""
     if kind in ("md", "txt"):
         text = unquote(_text(path)) if kind == "txt" else piped(_text(path))
+        paged = text_pages(text) if kind == "txt" else None  # pages cut by form feeds
+        if paged is not None:
+            return [Document(str(path), paged.text, kind, paged.pages,
+                             header_metadata(paged.text))]
         return [Document(str(path), text, kind, metadata=header_metadata(text))]
     try:
         read, structure = _read_format(path, kind)
