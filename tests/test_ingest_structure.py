@@ -506,3 +506,33 @@ def test_plain_text_cut_into_pages_by_form_feeds_loses_its_page_furniture(
     (tmp_path / "one.txt").write_text(page.format(texts[0], 1) + "\f", encoding="utf-8")
     (one,) = read_documents([tmp_path / "one.txt"])
     assert one.pages == () and "QUALITY MANUAL" in one.text
+
+
+def test_markdown_front_matter_is_metadata_and_a_header_to_read(tmp_path: Path) -> None:
+    (tmp_path / "policy.md").write_text(
+        "---\ntitle: Supplier approval policy\nowner: Priya Castell\nversion: 3\n"
+        "review_date: 2025-09-30\napproved: true\ntags: [quality, suppliers]\n"
+        "history:\n  v2: 2024-01-10\n---\n\n# Supplier approval\n\n"
+        "Every supplier is audited before approval.\n", encoding="utf-8")
+    (doc,) = read_documents([tmp_path / "policy.md"])
+    assert doc.metadata == {"title": "Supplier approval policy", "owner": "Priya Castell",
+                            "version": 3, "review_date": "2025-09-30", "approved": True}
+    assert doc.text.startswith(
+        "Title: Supplier approval policy\nOwner: Priya Castell\nVersion: 3\n"
+        "Review date: 2025-09-30\nApproved: True\nTags: quality, suppliers\n\n")
+    assert "history" not in doc.text and "---" not in doc.text
+    header, body = chunk_documents([doc])
+    assert header.metadata["owner"] == "Priya Castell" and body.metadata["version"] == 3
+    assert body.context == "Supplier approval"
+    assert Triplet("Supplier approval policy", "owner", "Priya Castell") in extract(
+        None, header.text)
+
+
+@pytest.mark.parametrize("text", [
+    "---\n: not yaml [\n---\n\nText.\n",  # not YAML
+    "---\n- a list\n---\n\nText.\n",  # YAML, but no mapping
+    "Intro\n---\nowner: Tom\n---\n"])  # not at the top: a setext heading and text
+def test_text_without_front_matter_is_read_as_written(tmp_path: Path, text: str) -> None:
+    (tmp_path / "note.md").write_text(text, encoding="utf-8")
+    (doc,) = read_documents([tmp_path / "note.md"])
+    assert doc.text == text and doc.metadata == {}

@@ -39,6 +39,7 @@ from semantic_text_splitter import TextSplitter
 
 from hopgraph.embed.local import count_tokens, load_tokenizer
 from hopgraph.errors import UsageError
+from hopgraph.ingest.markdown import Scalar
 from hopgraph.ingest.reading import SUFFIXES, Document, read_documents
 from hopgraph.ingest.spans import Placed
 from hopgraph.ingest.structure import Section, sections
@@ -72,7 +73,7 @@ class Chunk:
     context: str = ""
     title: str | None = None
     page: int | str | None = None
-    metadata: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Scalar] = field(default_factory=dict)
     headings: tuple[str, ...] = ()
     start: int = 0
     end: int = 0

@@ -94,8 +94,8 @@ def prepare(paths: Iterable[str | Path], extractor: str = "auto", has_llm: bool 
     reading.files_skipped = len(reading.problems)
     chunks = chunk_documents(docs, chunk_tokens=chunk_tokens, overlap_tokens=overlap_tokens,
                              progress=progress)
-    titles = {doc.path: doc.metadata.get("subject") or document_title(doc.path, doc.text)
-              for doc in docs}
+    titles = {doc.path: subject if isinstance(subject := doc.metadata.get("subject"), str)
+              and subject else document_title(doc.path, doc.text) for doc in docs}
     return Plan(chosen, reading, docs, chunks, titles, rows, inputs.aliases)
 
 

@@ -13,9 +13,13 @@ table that long would lose its header in every piece but the first.
 
 from __future__ import annotations
 
+import datetime
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import yaml
 
 TABLE_PART_CHARS = 3_000  # below the chunker's window (documents.WINDOW_CHARS)
 _SPACES = re.compile(r"[^\S\n]+")
@@ -82,6 +86,55 @@ def _between_pipes(line: str) -> str:
     opened = stripped if stripped.startswith("|") else f"| {stripped}"
     return opened if _PIPE.search(opened[-1:]) and not opened.endswith("\\|") \
         else f"{opened} |"
+
+
+# YAML front matter: a block between "---" lines that opens the file (Jekyll, Hugo,
+# Obsidian, a wiki's export), closed by "---" or "..."
+_FRONT = re.compile(r"\A(\ufeff?)---[ \t]*\n(?P<body>.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
+MAX_FRONT_CHARS = 20_000
+Scalar = str | int | float
+
+
+def front_matter(text: str) -> tuple[dict[str, Scalar], str]:
+    """A Markdown file's YAML front matter as metadata, and the text with the front matter
+    written as key–value lines ("owner: Priya Castell" becomes "Owner: Priya Castell"), which
+    the structure and the extractor read as a report's header. Metadata keeps the values that
+    are one string, number, true/false or date (ISO 8601, so a filter can compare it); a list
+    of such values is a line of text, not metadata. Text without front matter, or whose
+    front matter is not a YAML mapping, is returned as it is with no metadata."""
+    block = _FRONT.match(text)
+    if block is None or len(block.group("body")) > MAX_FRONT_CHARS:
+        return {}, text
+    try:
+        data = yaml.safe_load(block.group("body"))
+    except yaml.YAMLError:
+        return {}, text
+    if not isinstance(data, dict):
+        return {}, text
+    metadata: dict[str, Scalar] = {}
+    lines: list[str] = []
+    for key, value in data.items():
+        found = [_scalar(v) for v in (value if isinstance(value, list) else [value])]
+        written = [v for v in found if v is not None]
+        if not isinstance(key, str) or not key.strip() or not written \
+                or len(written) < len(found):
+            continue  # a nested mapping, an empty list, a null: nothing to say
+        if not isinstance(value, list):
+            metadata[key.strip()] = written[0]
+        label = key.strip().replace("_", " ")
+        lines.append(f"{label[:1].upper()}{label[1:]}: {', '.join(str(v) for v in written)}")
+    rest = text[block.end():]
+    return metadata, (block.group(1) + "\n".join(lines) + "\n\n" + rest if lines else rest)
+
+
+def _scalar(value: object) -> Scalar | None:
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, str | int | float):
+        return value.strip() if isinstance(value, str) else value
+    return None
 
 
 def cell(value: object) -> str:

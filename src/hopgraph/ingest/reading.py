@@ -32,7 +32,7 @@ from hopgraph.ingest.fields import Record, field_line
 from hopgraph.ingest.html_text import looks_like_html, read_html
 from hopgraph.ingest.loaders import read_text
 from hopgraph.ingest.mail import read_eml
-from hopgraph.ingest.markdown import ReadText, piped
+from hopgraph.ingest.markdown import ReadText, Scalar, front_matter, piped
 from hopgraph.ingest.office import read_docx, read_pptx
 from hopgraph.ingest.pdf import read_pdf, text_pages
 from hopgraph.ingest.quoting import unquote
@@ -72,7 +72,7 @@ class Document:
     text: str
     kind: str = "txt"
     pages: tuple[int, ...] = ()
-    metadata: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Scalar] = field(default_factory=dict)
     page_labels: tuple[str, ...] = ()
 
     def page_at(self, offset: int) -> int | str | None:
@@ -180,12 +180,14 @@ def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:
     problem) when it cannot be read or has no text. A text file that cannot be read is an
     InputError."""
     if kind in ("md", "txt"):
-        text = unquote(_text(path)) if kind == "txt" else piped(_text(path))
+        front, text = front_matter(_text(path)) if kind == "md" else ({}, unquote(_text(path)))
+        text = piped(text) if kind == "md" else text
         paged = text_pages(text) if kind == "txt" else None  # pages cut by form feeds
         if paged is not None:
             return [Document(str(path), paged.text, kind, paged.pages,
                              header_metadata(paged.text))]
-        return [Document(str(path), text, kind, metadata=header_metadata(text))]
+        return [Document(str(path), text, kind,
+                         metadata={**front, **header_metadata(text)})]
     try:
         read, structure = _read_format(path, kind)
         if kind == "eml" and structure == "txt":

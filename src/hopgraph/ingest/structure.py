@@ -94,7 +94,7 @@ def sections(doc: Document) -> list[Section]:
     subject (`Document.metadata`) is the title over all of them, as context."""
     outline = _Outline()
     subject = doc.metadata.get("subject")
-    if subject:
+    if isinstance(subject, str) and subject:
         outline.title = (subject,)
         outline.found[0] = Section(outline.title, named=False)
     found = _markdown(doc.text, outline) if doc.kind == "md" else _plain(doc.text, outline)
