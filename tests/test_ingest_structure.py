@@ -536,3 +536,20 @@ def test_text_without_front_matter_is_read_as_written(tmp_path: Path, text: str)
     (tmp_path / "note.md").write_text(text, encoding="utf-8")
     (doc,) = read_documents([tmp_path / "note.md"])
     assert doc.text == text and doc.metadata == {}
+
+
+def test_inline_html_in_markdown_is_read_as_text(tmp_path: Path) -> None:
+    (tmp_path / "contacts.md").write_text(
+        "# Contacts\n\n<!-- exported from the wiki -->\n"
+        "Tom Hessel is the buyer at <b>Keller Polymers</b> in "
+        "<a href=\"https://example.com\">Redditch</a>.<br>He joined in 2021.\n\n"
+        "| Name | Role |\n|---|---|\n| Tom Hessel | Buyer<br/>Evesham &amp; Redditch |\n\n"
+        "```\n<b>kept</b>\n```\n", encoding="utf-8")
+    (doc,) = read_documents([tmp_path / "contacts.md"])
+    assert "Tom Hessel is the buyer at Keller Polymers in Redditch.\nHe joined in 2021." \
+        in doc.text
+    assert "| Tom Hessel | Buyer; Evesham & Redditch |" in doc.text
+    assert "wiki" not in doc.text and "```\n<b>kept</b>\n```" in doc.text
+    found = [t for c in chunk_documents([doc]) for t in extract("Contacts", c.text)]
+    assert Triplet("Tom Hessel", "role", "Buyer") in found  # a part of its own
+    assert not [t for t in found if "<" in t.subject + t.object + t.predicate]

@@ -14,6 +14,7 @@ table that long would lose its header in every piece but the first.
 from __future__ import annotations
 
 import datetime
+import html
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -86,6 +87,41 @@ def _between_pipes(line: str) -> str:
     opened = stripped if stripped.startswith("|") else f"| {stripped}"
     return opened if _PIPE.search(opened[-1:]) and not opened.endswith("\\|") \
         else f"{opened} |"
+
+
+# Inline HTML that Markdown files carry (exports from Confluence or Notion, hand-written
+# notes): line breaks, emphasis, links and spans, and comments
+_BREAK = re.compile(r"<br\s*/?>", re.I)
+_INLINE_TAG = re.compile(r"</?(?:a|abbr|b|big|cite|em|font|i|ins|kbd|mark|s|small|span|strong"
+                         r"|sub|sup|u|del|img)(?:\s[^<>]*)?/?>", re.I)
+_BLOCK_TAG = re.compile(r"</?(?:p|div)(?:\s[^<>]*)?/?>", re.I)
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+_ENTITY = re.compile(r"&(?:amp|lt|gt|quot|apos|nbsp|#\d{1,6}|#x[0-9a-f]{1,5});", re.I)
+
+
+def without_inline_html(text: str) -> str:
+    """Markdown text with its inline HTML read as text: a tag of emphasis, a link or a span
+    dropped with its words kept, a line break a new line (in a table's row, "; ", which
+    separates a cell's parts), a paragraph's or a division's tag a new line, a comment
+    dropped, a character entity (`&amp;`, `&nbsp;`) the character. "Buyer<br>Evesham"
+    in a cell is two things, "<b>Keller Polymers</b>" a name. Fenced code is left as it
+    is."""
+    if "<" not in text and "&" not in text:
+        return text
+    text = _COMMENT.sub("", text)
+    lines = text.split("\n")
+    fenced = False
+    for number, line in enumerate(lines):
+        if _FENCE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        row = line.lstrip().startswith("|")
+        line = _BREAK.sub("; " if row else "\n", line)
+        line = _BLOCK_TAG.sub(" " if row else "\n", _INLINE_TAG.sub("", line))
+        lines[number] = _ENTITY.sub(lambda found: html.unescape(found.group(0)), line)
+    return "\n".join(lines).replace("\xa0", " ")
 
 
 # YAML front matter: a block between "---" lines that opens the file (Jekyll, Hugo,

@@ -32,7 +32,13 @@ from hopgraph.ingest.fields import Record, field_line
 from hopgraph.ingest.html_text import looks_like_html, read_html
 from hopgraph.ingest.loaders import read_text
 from hopgraph.ingest.mail import read_eml
-from hopgraph.ingest.markdown import ReadText, Scalar, front_matter, piped
+from hopgraph.ingest.markdown import (
+    ReadText,
+    Scalar,
+    front_matter,
+    piped,
+    without_inline_html,
+)
 from hopgraph.ingest.office import read_docx, read_pptx
 from hopgraph.ingest.pdf import read_pdf, text_pages
 from hopgraph.ingest.quoting import unquote
@@ -181,7 +187,7 @@ def read_file(path: Path, kind: str, problems: list[Problem]) -> list[Document]:
     InputError."""
     if kind in ("md", "txt"):
         front, text = front_matter(_text(path)) if kind == "md" else ({}, unquote(_text(path)))
-        text = piped(text) if kind == "md" else text
+        text = piped(without_inline_html(text)) if kind == "md" else text
         paged = text_pages(text) if kind == "txt" else None  # pages cut by form feeds
         if paged is not None:
             return [Document(str(path), paged.text, kind, paged.pages,
