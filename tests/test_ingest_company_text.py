@@ -97,6 +97,18 @@ def test_a_function_word_after_a_full_stop_the_splitter_missed_opens_no_name() -
     assert "Three" not in names("It breaches Clause 7.2. Three of the issuers had lapsed.")
 
 
+def test_a_word_after_a_lines_key_and_a_gap_opens_the_note_and_names_nothing() -> None:
+    log = ("CHG-0933  Linked to PIR-2025-04. Retrospective CAB review 21/05/2025.\n"
+           "08:35  Index build cancelled under emergency change CHG-0933.\n"
+           "09:40  Priyesh rang Graham Tedder from the scene.\n"
+           "Later Priyesh came back.\n")  # Priyesh is a name inside a sentence here
+    found = extract("Change log", log, vocabulary=vocabulary_of([log]))
+    ends = {name for t in found for name in (t.subject, t.object)}
+    assert not ends & {"Linked", "Index"}
+    assert Triplet("CHG-0933", "linked to", "PIR-2025-04") in found  # the key is the subject
+    assert "Priyesh" in ends  # capitalized inside a sentence too: a name wherever it stands
+
+
 def test_a_place_hyphened_through_small_words_is_one_name() -> None:
     assert names("The site is in Stockton-on-Tees, near Newbiggin-by-the-Sea.") == [
         "Stockton-on-Tees", "Newbiggin-by-the-Sea"]

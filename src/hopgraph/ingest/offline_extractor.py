@@ -42,6 +42,7 @@ from hopgraph.ingest.mentions import (
     WORD,
     Mention,
     Rules,
+    is_code,
     is_number,
     mentions,
     sentences_of,
@@ -199,7 +200,8 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
     found = [regrouped(tokens, _drop_common(
                  tokens, _sentence_mentions(tokens, rules, [space for space, _ in sentence],
                                             vocabulary.spaced_hyphens),
-                 vocabulary if rules.common_words else None, title), vocabulary)
+                 vocabulary if rules.common_words else None, title,
+                 [space for space, _ in sentence]), vocabulary)
              for tokens, sentence in zip(sentences, analyzed, strict=True)]
     names = surnames({m.text for ms in found for m in ms}) if rules.surnames else {}
     topic: str | None = None
@@ -304,6 +306,21 @@ def _opens_unsplit(tokens: list[str], mention: Mention, vocabulary: Vocabulary) 
         and vocabulary.capitalized_for_grammar(tokens[at])
 
 
+def _opens_after_key(tokens: list[str], spacing: list[str] | None, mention: Mention,
+                     vocabulary: Vocabulary) -> bool:
+    """Whether a one-word mention opens the text after a line's key and a gap of spaces (a
+    log's "CHG-0966  Brought forward after PIR-2025-09", a timeline's "08:35  Index build
+    cancelled") and is capitalized for grammar only: the key's note opens there."""
+    at = mention.start
+    return mention.end - at == 1 and at > 0 and spacing is not None \
+        and _GAP.search(spacing[at]) is not None \
+        and all(not token.isalpha() or is_code(token) for token in tokens[:at]) \
+        and vocabulary.capitalized_for_grammar(tokens[at])
+
+
+_GAP = re.compile(r"\t| {2,}")  # columns' gap, not a sentence's space
+
+
 def _reply_mark(tokens: list[str], mention: Mention) -> bool:
     """Whether a mention is a quoted e-mail subject's "RE:" or "FW:" (`fields.REPLY_MARKS`,
     which the e-mail header's subject is read without): no name."""
@@ -312,7 +329,7 @@ def _reply_mark(tokens: list[str], mention: Mention) -> bool:
 
 
 def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary | None,
-                 title: str | None) -> list[Mention]:
+                 title: str | None, spacing: list[str] | None = None) -> list[Mention]:
     """Without a one-word mention opening the sentence ("Staff meet on Fridays", "Products
     ship in June") that the texts also write in lower case, or never capitalize inside a
     sentence: capitalized for grammar, not because it names something. A longer one that
@@ -322,7 +339,8 @@ def _drop_common(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
     found = [m for m in found if not _reply_mark(tokens, m)]
     if vocabulary is not None:
         found = [m for m in found if not _opens_value(tokens, m, vocabulary)
-                 and not _opens_unsplit(tokens, m, vocabulary)]
+                 and not _opens_unsplit(tokens, m, vocabulary)
+                 and not _opens_after_key(tokens, spacing, m, vocabulary)]
     if vocabulary is None or not found or found[0].start != 0 \
             or found[0].text == title or is_number(tokens[0]):
         return found
