@@ -38,7 +38,9 @@ of these that applies, judged against the documents' own text:
    Replace" and made "R3"). A word set off by punctuation (a label's colon, a comma) is
    not glued to the entity. An entity written nowhere on one line is not judged here.
 5. date or number: dates, periods, amounts and numbers alone (digits, month and weekday
-   names, units, currency: "8 April 2025", "£38,400", "30 per cent"), and datelines: a date
+   names, units, currency: "8 April 2025", "£38,400", "30 per cent"; periods and lengths,
+   "36 months", "124 miles", counted here only since the twenty-fourth stop: before, they
+   fell to "generic" against this very definition), and datelines: a date
    with up to three more words ("Coalville, 8 April 2025", "Thu 27 Feb 2025").
 6. generic: a single word that is a common word: written in lower case somewhere in the
    documents (e-mail addresses and links aside), or a function word, or in this script's
@@ -94,7 +96,9 @@ WEEKDAYS = frozenset(re.findall(r"\S+", """
     mon tue tues wed thu thur fri sat sun"""))
 UNITS = frozenset(re.findall(r"\S+", """
     mm cm m km g kg t tonne tonnes ml l litre litres µm um db a hz kw kwh per cent percent % £
-    € $ million millions thousand bn k h hr hrs min mins s am pm st nd rd th degrees co2e"""))
+    € $ million millions thousand bn k h hr hrs min mins s am pm st nd rd th degrees co2e
+    minute minutes hour hours day days week weeks month months year years mile miles metre
+    metres meter meters"""))  # periods and lengths (added at the twenty-fourth stop)
 FUNCTION = frozenset(re.findall(r"\S+", """
     a an the in on at for by from to of and or but if when after before since under with our
     we it its he she they his her their this that these those each every both all any no not

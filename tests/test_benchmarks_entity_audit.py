@@ -47,6 +47,17 @@ def test_classes_of_a_small_register(tmp_path: Path) -> None:
         "Miller": "fragment", "Corrective actions": "heading", "Priya Raman": "kept"}
 
 
+def test_a_period_or_a_length_is_a_value_and_a_count_of_people_is_generic(
+        tmp_path: Path) -> None:
+    audit = load_script()
+    (tmp_path / "register.md").write_text(REGISTER, encoding="utf-8")
+    corpus = audit.read_corpus(tmp_path)
+    assert [audit.classify(name, corpus) for name in (
+        "36 months", "24 hours", "7 days", "124 miles", "40 metres", "2 years")] == [
+        "date or number"] * 6
+    assert audit.classify("14 engineers", corpus) == "generic"  # a count of a common word
+
+
 def test_a_row_of_a_table_laid_out_with_spaces_is_no_heading(tmp_path: Path) -> None:
     # In capitals and short, but aligned with the rows around it: its cells are values.
     audit = load_script()
