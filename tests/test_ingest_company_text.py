@@ -680,3 +680,21 @@ def test_an_initial_and_a_surname_are_the_one_full_name_the_ingest_writes() -> N
     # two people the initial could stand for: neither
     assert vocabulary.full_name("H. Okafor") == "H. Okafor"
     assert vocabulary.full_name("T. Whitcombe") == "Tom Whitcombe"
+
+
+def test_a_first_name_alone_is_the_one_person_the_ingest_gives_a_job_title_with_it() -> None:
+    texts = ["## Nadia Farouk — Customer Success Manager\n\nNadia looks after our largest "
+             "customers.",
+             "Lewis Hay, Financial Controller, will apply the credit. On Monday, Nadia "
+             "called Dales & Moor Facilities about it.",
+             "Tom Ashby, Support Team Lead, and Tom Whitcombe, Head of Platform Operations, "
+             "met Harrogate Interchange staff. Later Tom called Dales & Moor Facilities.",
+             "Harrogate Interchange opens at six. Harrogate is a town."]
+    vocabulary = vocabulary_of(texts)
+    assert vocabulary.full_name("Nadia") == "Nadia Farouk"
+    assert vocabulary.full_name("Lewis") == "Lewis Hay"
+    assert vocabulary.full_name("Tom") == "Tom"  # two people with a title share it
+    assert vocabulary.full_name("Harrogate") == "Harrogate"  # no person: no title after it
+    found = extract("Service credit", texts[1], vocabulary=vocabulary)
+    assert Triplet("Nadia Farouk", "called", "Dales & Moor Facilities") in found
+    assert "Nadia" not in {name for t in found for name in (t.subject, t.object)}

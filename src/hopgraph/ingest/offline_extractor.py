@@ -243,7 +243,8 @@ def extract(title: str | None, text: str, rules: Rules | None = None,
             triplets.extend(_owned(tokens, sentence_mentions, resolved))
         if subject_name is not None and not _greeting(tokens, sentence_mentions):
             topic = subject_name
-    if vocabulary.people:  # "T.Whitcombe" of a change log is the Tom Whitcombe of a profile
+    if vocabulary.people or vocabulary.first_names:  # "T.Whitcombe" of a change log, and
+        # "Nadia" of an e-mail, are the Tom Whitcombe and the Nadia Farouk of the profiles
         triplets = [Triplet(full, t.predicate, other) for t in triplets
                     if (full := vocabulary.full_name(t.subject))
                     != (other := vocabulary.full_name(t.object))]

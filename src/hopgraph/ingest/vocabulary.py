@@ -15,6 +15,7 @@ from hopgraph.ingest.mentions import (
     is_cap,
     without_legal_form,
 )
+from hopgraph.ingest.roles import job_title
 
 _HYPHEN = re.compile(r"([^\W_]+)-[^\W_]")
 _SPACED_HYPHEN = re.compile(r"[^\W_] - [^\W_]")
@@ -55,15 +56,20 @@ class Vocabulary:
     # "market" and "league", addresses aside: "tom.whitcombe@..." is his), by the initial
     # and the last word they could be written as ("T whitcombe"): `full_name`.
     people: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # First names of the people the texts give a job title ("Nadia Farouk — Customer
+    # Success Manager", "Lewis Hay, Financial Controller"), each with the one such person
+    # (`full_name`); a first name two of them share is left out.
+    first_names: tuple[tuple[str, str], ...] = ()
 
     def full_name(self, name: str) -> str:
         """The one name of two words an initial and a surname stand for ("Tom Whitcombe"
         of "T.Whitcombe" or "T. Whitcombe", where a change log or a signature writes him
-        so and his profile in full); the name itself when the texts write no such name,
-        or more than one."""
+        so and his profile in full); a first name alone, that of the one person the texts
+        give a job title with it ("Nadia" of "Nadia Farouk — Customer Success Manager");
+        the name itself when the texts write no such name, or more than one."""
         found = _INITIALLED.match(name)
         if found is None:
-            return name
+            return dict(self.first_names).get(name, name) if self.first_names else name
         key = f"{found.group(1)} {found.group(2).lower()}"
         full = dict(self.people).get(key, ())
         return full[0] if len(full) == 1 else name
@@ -110,13 +116,21 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
                     and two.group(2).lower() not in worded:
                 first, last = two.group(1), two.group(2)
                 people.setdefault(f"{first[0]} {last.lower()}", set()).add(run)
+    titled: dict[str, set[str]] = {}
+    for text in texts:  # a person with a job title: after a dash, a comma or in brackets
+        for found in _TITLED.finditer(text):
+            if job_title(found.group("post")) is not None:
+                titled.setdefault(found.group("first"), set()).add(found.group("name"))
+    firsts = tuple(sorted((first, next(iter(names))) for first, names in titled.items()
+                          if len(names) == 1 and first.lower() not in worded))
     joined = {form for name, count in pairs.items()
               if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS
               for form in (name, without_legal_form(name))}  # mentions drop the legal form
     joined |= {short for name in joined for short in _short_forms(name)}
     return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined),
                       spaces_hyphens(texts), frozenset(worded),
-                      tuple(sorted((key, tuple(sorted(full))) for key, full in people.items())))
+                      tuple(sorted((key, tuple(sorted(full))) for key, full in people.items())),
+                      firsts)
 
 
 def _short_forms(name: str) -> list[str]:
@@ -132,6 +146,11 @@ _CAPITALIZED_RUN = re.compile(r"(?<![\w.'’-])[A-Z][\w'’-]*(?: [A-Z][\w'’-]
 _TWO_NAMES = re.compile(rf"([A-Z][a-z]+) ({_SURNAME})")
 # An initial and a surname: "T.Whitcombe", "T. Whitcombe"
 _INITIALLED = re.compile(rf"^([A-Z])\.\s?({_SURNAME})$")
+# A name of two words and the post after it: "Nadia Farouk — Customer Success Manager",
+# "Lewis Hay, Financial Controller", "Anne Caldwell (Business Manager)"
+_TITLED = re.compile(rf"(?<![\w'’.-])(?P<name>(?P<first>[A-Z][a-z]+) {_SURNAME})"
+                     rf"(?:\s+[—–-]\s+|,\s+|\s+\()(?P<post>[A-Z][\w&'’ -]{{2,60}}?)"
+                     rf"(?=[,.;:)\n]|\s+[—–-]|$)", re.MULTILINE)
 
 _NAME_WORD = r"[A-Z][\w'’&-]*(?:\.\w+)*"  # "B.V" inside a name, not a sentence's full stop
 _NAME_WORDS = rf"{_NAME_WORD}(?: (?:of |the |& )?{_NAME_WORD})*"
