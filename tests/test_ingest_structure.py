@@ -35,6 +35,13 @@ def lines(page: str) -> list[Line]:
     return [Line(line.strip()) for line in page.splitlines()]
 
 
+def written(folder: Path, name: str, text: str) -> Document:
+    """A file of `text` in `folder`, read as the ingest reads it."""
+    (folder / name).write_text(text, encoding="utf-8")
+    (doc,) = read_documents([folder / name])
+    return doc
+
+
 def test_pdf_text_is_joined_mended_and_paragraphed() -> None:
     text = pdf_text([lines(WRAPPED_PAGE)]).text
     paragraphs = text.strip().split("\n\n")
@@ -395,13 +402,11 @@ def test_a_dateline_under_the_title_is_text_not_a_heading_over_every_section() -
 
 def test_a_letters_subject_line_after_its_greeting_is_context_not_a_title(
         tmp_path: Path) -> None:
-    (tmp_path / "letter.txt").write_text(
+    doc = written(tmp_path, "letter.txt",
         "Corvane Software Ltd\n12 Cotton Mill Row\nSheffield S3 8RT\n\n6 June 2025\n\n"
         "Dear Ms Garside,\n\nService credit for May 2025\n\nAs promised at our call, I am "
         "writing to confirm the service credit due to Dales & Moor.\n\nFieldDesk Pro was "
-        "unavailable for 167 minutes.\n\nYours sincerely,\n\nNadia Farouk\n",
-        encoding="utf-8")
-    (doc,) = read_documents([tmp_path / "letter.txt"])
+        "unavailable for 167 minutes.\n\nYours sincerely,\n\nNadia Farouk\n")
     found = [s for s in sections(doc) if s.heading == "Service credit for May 2025"]
     assert found and all(s.title is None for s in found)  # as an e-mail's subject
     assert any("FieldDesk Pro" in p for s in found for p in s.paragraphs)
@@ -455,12 +460,10 @@ def test_contact_lines(line: str, reaches: bool) -> None:
 
 def test_a_markdown_line_in_bold_alone_is_a_heading_under_the_hash_headings(
         tmp_path: Path) -> None:
-    (tmp_path / "policy.md").write_text(
+    doc = written(tmp_path, "policy.md",
         "# Supplier approval\n\n**1. Scope**\n\nThis policy covers every site.\n\n"
         "__2. Responsibilities:__\n\nThe Quality Manager owns it.\n\n"
-        "**Do not approve a supplier by phone.**\n\n**Owner:** Priya Castell\n",
-        encoding="utf-8")
-    (doc,) = read_documents([tmp_path / "policy.md"])
+        "**Do not approve a supplier by phone.**\n\n**Owner:** Priya Castell\n")
     assert [(s.headings, s.paragraphs) for s in sections(doc)] == [
         (("Supplier approval", "1. Scope"), ["This policy covers every site."]),
         (("Supplier approval", "2. Responsibilities"), [
@@ -469,12 +472,10 @@ def test_a_markdown_line_in_bold_alone_is_a_heading_under_the_hash_headings(
 
 
 def test_a_markdown_table_without_outer_pipes_is_a_table(tmp_path: Path) -> None:
-    (tmp_path / "suppliers.md").write_text(
+    doc = written(tmp_path, "suppliers.md",
         "# Suppliers\n\nSupplier | Owner | Based in\n--- | :---: | ---\n"
         "Keller Polymers | Priya Castell | Redditch\nDunmore Recycling | Tom Hessel | Dundalk"
-        "\n\nPrices and terms | see the agreement\n\n```\na | b\n--- | ---\n```\n",
-        encoding="utf-8")
-    (doc,) = read_documents([tmp_path / "suppliers.md"])
+        "\n\nPrices and terms | see the agreement\n\n```\na | b\n--- | ---\n```\n")
     assert "| Keller Polymers | Priya Castell | Redditch |" in doc.text
     assert "Prices and terms | see the agreement" in doc.text  # no delimiter row: text
     assert "```\na | b\n--- | ---\n```" in doc.text  # code is left as written
@@ -492,10 +493,8 @@ def test_plain_text_cut_into_pages_by_form_feeds_loses_its_page_furniture(
     texts = ["1. SCOPE\nThe manual covers the Coalville and Evesham sites.",
              "2. SUPPLIERS\nSuppliers are approved by Priya Castell after an audit.",
              "3. RECORDS\nRecords are kept for six years by the Quality Manager."]
-    (tmp_path / "manual.txt").write_text(
-        "\f".join(page.format(text, n) for n, text in enumerate(texts, start=1)),
-        encoding="utf-8")
-    (doc,) = read_documents([tmp_path / "manual.txt"])
+    doc = written(tmp_path, "manual.txt",
+        "\f".join(page.format(text, n) for n, text in enumerate(texts, start=1)))
     assert "QUALITY MANUAL" not in doc.text and "Confidential" not in doc.text
     assert "\f" not in doc.text and len(doc.pages) == 3
     chunks = chunk_documents([doc])
@@ -503,18 +502,16 @@ def test_plain_text_cut_into_pages_by_form_feeds_loses_its_page_furniture(
                                                      ("3. RECORDS", 3)]
     assert chunks[1].text == "Suppliers are approved by Priya Castell after an audit."
     # one page: the text as it was
-    (tmp_path / "one.txt").write_text(page.format(texts[0], 1) + "\f", encoding="utf-8")
-    (one,) = read_documents([tmp_path / "one.txt"])
+    one = written(tmp_path, "one.txt", page.format(texts[0], 1) + "\f")
     assert one.pages == () and "QUALITY MANUAL" in one.text
 
 
 def test_markdown_front_matter_is_metadata_and_a_header_to_read(tmp_path: Path) -> None:
-    (tmp_path / "policy.md").write_text(
+    doc = written(tmp_path, "policy.md",
         "---\ntitle: Supplier approval policy\nowner: Priya Castell\nversion: 3\n"
         "review_date: 2025-09-30\napproved: true\ntags: [quality, suppliers]\n"
         "history:\n  v2: 2024-01-10\n---\n\n# Supplier approval\n\n"
-        "Every supplier is audited before approval.\n", encoding="utf-8")
-    (doc,) = read_documents([tmp_path / "policy.md"])
+        "Every supplier is audited before approval.\n")
     assert doc.metadata == {"title": "Supplier approval policy", "owner": "Priya Castell",
                             "version": 3, "review_date": "2025-09-30", "approved": True}
     assert doc.text.startswith(
@@ -533,19 +530,17 @@ def test_markdown_front_matter_is_metadata_and_a_header_to_read(tmp_path: Path) 
     "---\n- a list\n---\n\nText.\n",  # YAML, but no mapping
     "Intro\n---\nowner: Tom\n---\n"])  # not at the top: a setext heading and text
 def test_text_without_front_matter_is_read_as_written(tmp_path: Path, text: str) -> None:
-    (tmp_path / "note.md").write_text(text, encoding="utf-8")
-    (doc,) = read_documents([tmp_path / "note.md"])
+    doc = written(tmp_path, "note.md", text)
     assert doc.text == text and doc.metadata == {}
 
 
 def test_inline_html_in_markdown_is_read_as_text(tmp_path: Path) -> None:
-    (tmp_path / "contacts.md").write_text(
+    doc = written(tmp_path, "contacts.md",
         "# Contacts\n\n<!-- exported from the wiki -->\n"
         "Tom Hessel is the buyer at <b>Keller Polymers</b> in "
         "<a href=\"https://example.com\">Redditch</a>.<br>He joined in 2021.\n\n"
         "| Name | Role |\n|---|---|\n| Tom Hessel | Buyer<br/>Evesham &amp; Redditch |\n\n"
-        "```\n<b>kept</b>\n```\n", encoding="utf-8")
-    (doc,) = read_documents([tmp_path / "contacts.md"])
+        "```\n<b>kept</b>\n```\n")
     assert "Tom Hessel is the buyer at Keller Polymers in Redditch.\nHe joined in 2021." \
         in doc.text
     assert "| Tom Hessel | Buyer; Evesham & Redditch |" in doc.text
