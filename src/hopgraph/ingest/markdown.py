@@ -108,15 +108,22 @@ def without_inline_html(text: str) -> str:
     is."""
     if "<" not in text and "&" not in text:
         return text
-    text = _COMMENT.sub("", text)
-    lines = text.split("\n")
-    fenced = False
+    parts: list[list[str]] = [[]]  # text, fenced code, text... in turn, each as its lines
+    for line in text.split("\n"):
+        fence = _FENCE.match(line) is not None
+        opening = fence and len(parts) % 2 == 1
+        if opening:
+            parts.append([])
+        parts[-1].append(line)
+        if fence and not opening:
+            parts.append([])  # the fence closed: text again
+    return "\n".join(_html_as_text("\n".join(lines)) if number % 2 == 0 else "\n".join(lines)
+                     for number, lines in enumerate(parts))
+
+
+def _html_as_text(text: str) -> str:
+    lines = _COMMENT.sub("", text).split("\n")
     for number, line in enumerate(lines):
-        if _FENCE.match(line):
-            fenced = not fenced
-            continue
-        if fenced:
-            continue
         row = line.lstrip().startswith("|")
         line = _BREAK.sub("; " if row else "\n", line)
         line = _BLOCK_TAG.sub(" " if row else "\n", _INLINE_TAG.sub("", line))
