@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 from hopgraph.ingest.mentions import (
     COMPANY_ENDINGS,
@@ -69,10 +70,17 @@ class Vocabulary:
         the name itself when the texts write no such name, or more than one."""
         found = _INITIALLED.match(name)
         if found is None:
-            return dict(self.first_names).get(name, name) if self.first_names else name
-        key = f"{found.group(1)} {found.group(2).lower()}"
-        full = dict(self.people).get(key, ())
+            return self._first_names.get(name, name)
+        full = self._people.get(f"{found.group(1)} {found.group(2).lower()}", ())
         return full[0] if len(full) == 1 else name
+
+    @cached_property
+    def _people(self) -> dict[str, tuple[str, ...]]:
+        return dict(self.people)
+
+    @cached_property
+    def _first_names(self) -> dict[str, str]:
+        return dict(self.first_names)
 
     def a_word(self, name: str) -> bool:
         """Whether a one-word name alone in a field's value or a cell, or opening one, is
