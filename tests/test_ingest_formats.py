@@ -201,8 +201,11 @@ def test_html_keeps_the_main_content_and_drops_the_rest(tmp_path: Path) -> None:
                                "Bergen.\nIt was founded in 1999.\n\n## Products\n\n")
     assert "- Kestrel Probe\n  - for deep water\n- Tern Logger" in doc.text
     assert "| Product | Price |\n|---|---|\n| Kestrel Probe | 1 200 \\| 1 400 NOK |" in doc.text
+    # the table of one row is a chunk of its own, not packed with the list before it
     assert [c.context for c in chunks] == ["About Brightwater",
+                                           "About Brightwater › Products",
                                            "About Brightwater › Products"]
+    assert chunks[2].text.startswith("| Product | Price |")
 
 
 def test_an_html_page_without_h1_is_titled_by_its_title(tmp_path: Path) -> None:

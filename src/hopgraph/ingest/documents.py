@@ -205,7 +205,7 @@ def _pack(section: Section, chunk_tokens: int, splitter: Callable[[int], TextSpl
             place(at, _windows(paragraph, splitter(room), room, overlap, meter))
             continue
         size = count_tokens(paragraph)
-        if _TABLE.match(paragraph) and (size > room or _rows(paragraph) > TABLE_ROWS):
+        if _TABLE.match(paragraph):  # a table is never packed with the text around it
             pieces.extend((piece, count_tokens(piece), at.start(first), at.end(last), True)
                           for piece, first, last in _table_pieces(paragraph, room, splitter))
         elif size <= room:
@@ -267,11 +267,6 @@ _TABLE = re.compile(r"^\s*\|.*\|\s*\n\s*\|?\s*:?-{2,}")
 # its own under the table's header row, it is found, cited and embedded as that record, not
 # as an average of all the table's rows.
 TABLE_ROWS = 1
-
-
-def _rows(table: str) -> int:
-    """The rows of a Markdown table under its header row and rule."""
-    return max(0, table.count("\n") - 1)
 
 
 def _table_pieces(table: str, room: int, splitter: Callable[[int], TextSplitter]
