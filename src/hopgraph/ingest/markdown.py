@@ -52,7 +52,7 @@ def plain_lines(text: str) -> str:
 # A table's delimiter row, with or without its outer pipes: "--- | :---:", "|---|---|"
 _DELIMITER = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)+\|?\s*$")
 _PIPE = re.compile(r"(?<!\\)\|")  # a pipe that is no escaped character
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+FENCE = re.compile(r"^\s{0,3}(```|~~~)")  # a fenced code block opens or closes
 
 
 def piped(text: str) -> str:
@@ -64,7 +64,7 @@ def piped(text: str) -> str:
     lines = text.split("\n")
     fenced, row = False, 0
     while row < len(lines):
-        if _FENCE.match(lines[row]):
+        if FENCE.match(lines[row]):
             fenced = not fenced
         elif not fenced and row + 1 < len(lines) and _DELIMITER.match(lines[row + 1]) \
                 and _PIPE.search(lines[row]) and _cells(lines[row]) == _cells(lines[row + 1]):
@@ -110,7 +110,7 @@ def without_inline_html(text: str) -> str:
         return text
     parts: list[list[str]] = [[]]  # text, fenced code, text... in turn, each as its lines
     for line in text.split("\n"):
-        fence = _FENCE.match(line) is not None
+        fence = FENCE.match(line) is not None
         opening = fence and len(parts) % 2 == 1
         if opening:
             parts.append([])

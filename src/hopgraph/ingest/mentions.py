@@ -113,7 +113,7 @@ def is_cap(value: str) -> bool:
     return first.isupper() or (first.isalpha() and not first.islower() and not first.isupper())
 
 
-_GAP = re.compile(r"\n|\t| {2,}")
+GAP = re.compile(r"\n|\t| {2,}")  # a line break, or the gap between two columns
 
 
 def is_number(value: str) -> bool:
@@ -251,7 +251,7 @@ def mentions(tokens: list[str], rules: Rules, spacing: list[str] | None = None,
                      or (n <= 3 and tokens[0].lower() in SALUTATIONS)):
         return found  # "Hi Lisa,": a greeting, no mention of a lone first name
     # A line break ends a name, and so does a gap of spaces (columns of a table or a form).
-    breaks = ([_GAP.search(space) is not None for space in spacing] if spacing is not None
+    breaks = ([GAP.search(space) is not None for space in spacing] if spacing is not None
               else [False] * n)
     for k in dashes(tokens, spacing, spaced_hyphens):
         breaks[k] = True

@@ -37,6 +37,7 @@ from itertools import pairwise
 from hopgraph.ingest import fields
 from hopgraph.ingest.layout_relations import layout_triplets
 from hopgraph.ingest.mentions import (
+    GAP,
     ITEM_KEY,
     PRONOUNS,
     WORD,
@@ -314,12 +315,10 @@ def _opens_after_key(tokens: list[str], spacing: list[str] | None, mention: Ment
     cancelled") and is capitalized for grammar only: the key's note opens there."""
     at = mention.start
     return mention.end - at == 1 and at > 0 and spacing is not None \
-        and _GAP.search(spacing[at]) is not None \
+        and GAP.search(spacing[at]) is not None \
         and all(not token.isalpha() or is_code(token) for token in tokens[:at]) \
         and vocabulary.capitalized_for_grammar(tokens[at])
 
-
-_GAP = re.compile(r"\t| {2,}")  # columns' gap, not a sentence's space
 
 
 def _reply_mark(tokens: list[str], mention: Mention) -> bool:

@@ -47,6 +47,7 @@ from hopgraph.ingest.lines import (
     width_of,
     wrapped,
 )
+from hopgraph.ingest.markdown import FENCE
 from hopgraph.ingest.reading import Document
 from hopgraph.ingest.roles import job_title, person_like
 from hopgraph.ingest.spans import Placed, Run, joined_runs
@@ -189,7 +190,6 @@ def _joined(block: list[_Row], width: int) -> list[_Row]:
 
 _ATX = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _SETEXT = re.compile(r"^\s{0,3}(=+|-+)\s*$")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _TABLE_LINE = re.compile(r"^\s*\|")
 
 
@@ -207,7 +207,7 @@ def _markdown(text: str, outline: _Outline) -> list[Section]:
 
     fenced = False
     for row, raw in zip(lines, text.splitlines(), strict=True):
-        if _FENCE.match(raw):
+        if FENCE.match(raw):
             fenced = not fenced
             block.append(row)
             continue
