@@ -698,3 +698,33 @@ def test_a_first_name_alone_is_the_one_person_the_ingest_gives_a_job_title_with_
     found = extract("Service credit", texts[1], vocabulary=vocabulary)
     assert Triplet("Nadia Farouk", "called", "Dales & Moor Facilities") in found
     assert "Nadia" not in {name for t in found for name in (t.subject, t.object)}
+
+
+_FLEET = ("Fleet register\n| Fleet No | Registration | Model |\n|---|---|---|\n"
+          "| 304 | RU73 BZR | Caledon Metro 10.8e |\n| 402 | RJ17 OUG | Vanta Tourer 12 |\n")
+
+
+def test_a_registers_number_written_alone_is_a_name() -> None:
+    # a register cut into a chunk per row: rows are counted by their header across texts
+    texts = [_FLEET, "Fleet register\n| Fleet No | Registration | Model |\n|---|---|---|\n"
+             "| 406 | RV72 HDE | Vanta Tourer 12 Plus |\n",
+             "The outing on 11 October ran with 406. I told Rizwan to send 304 from "
+             "Thornsby. Coach 402 on the S22 lost a wheel; the coach was recovered.",
+             "Call 01632 960 304 or pay £402, or drive 406 km to Thornsby."]
+    vocabulary = vocabulary_of(texts)
+    assert vocabulary.registers == {"304", "402", "406"}
+    told = set(extract("Call notes", texts[2], vocabulary=vocabulary))
+    assert {Triplet("11 October", "ran with", "406"), Triplet("Rizwan", "to send", "304"),
+            Triplet("304", "from", "Thornsby"), Triplet("402", "on the", "S22")} <= told, told
+    # a phone number, an amount and a distance hold no register's number
+    other = extract("Call notes", texts[3], vocabulary=vocabulary)
+    assert not {"304", "402", "406"} & {n for t in other for n in (t.subject, t.object)}
+    # without the register the numbers are values, as before
+    assert not any("406" in (t.subject, t.object) for t in extract("Call notes", texts[2]))
+
+
+def test_no_register_of_years_or_of_a_short_list() -> None:
+    years = ("| Year | Auditor | Fee |\n|---|---|---|\n| 2022 | Greaves Tindall | £9,000 |\n"
+             "| 2023 | Greaves Tindall | £9,400 |\n| 2024 | Moss and Partners | £9,800 |\n")
+    assert vocabulary_of([years]).registers == frozenset()
+    assert vocabulary_of([_FLEET]).registers == frozenset()  # two rows: no register yet

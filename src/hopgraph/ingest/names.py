@@ -9,9 +9,11 @@ import re
 
 from hopgraph.ingest.mentions import (
     COMPANY_ENDINGS,
+    UNITS,
     Mention,
     Rules,
     is_code,
+    is_number,
     mentions,
     sentences_of,
     set_of,
@@ -69,10 +71,51 @@ def without_verb(tokens: list[str], first: Mention, vocabulary: Vocabulary) -> M
 
 def regrouped(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
               ) -> list[Mention]:
-    """One sentence's mentions cut and joined as the ingest's texts say: a person apart
-    from the company they are of (`people_apart`), then two names joined by "and" made one
-    (`joined`)."""
+    """One sentence's mentions cut and joined as the ingest's texts say: a register's
+    numbers named (`register_numbers`), a person apart from the company they are of
+    (`people_apart`), then two names joined by "and" made one (`joined`)."""
+    found = register_numbers(tokens, found, vocabulary)
     return joined(tokens, people_apart(tokens, found, vocabulary), vocabulary)
+
+
+_AMOUNT_SIGNS = frozenset("£$€#")
+
+
+def register_numbers(tokens: list[str], found: list[Mention], vocabulary: Vocabulary
+                     ) -> list[Mention]:
+    """A sentence's mentions with the numbers that key a register's rows
+    (`Vocabulary.registers`) written alone: "the outing ran with 406", "send 404 from
+    Thornsby", "Coach 402 on the S22" (a word the texts also write in lower case before the
+    number is no part of its name). A register writes a bus, a person or a unit by its
+    number, and so do the minutes and e-mails that say what happened to it; read as a
+    name, the number joins what they say to the register's row.
+
+    Not a number that is part of an amount, a figure or a phone number: after a currency
+    sign or another number, or before a number, a unit or a per cent sign."""
+    if not vocabulary.registers:
+        return found
+    out: list[Mention] = []
+    taken: set[int] = set()
+    for mention in found:
+        last = tokens[mention.end - 1]
+        if mention.end - mention.start == 2 and last in vocabulary.registers \
+                and tokens[mention.start].istitle() and vocabulary.a_word(tokens[mention.start]):
+            mention = Mention(last, mention.end - 1, mention.end)  # "Coach 402": 402
+        out.append(mention)
+        taken.update(range(mention.start, mention.end))
+    for k, token in enumerate(tokens):
+        if token in vocabulary.registers and k not in taken and _alone(tokens, k):
+            out.append(Mention(token, k, k + 1))
+    return sorted(out, key=lambda mention: mention.start)
+
+
+def _alone(tokens: list[str], k: int) -> bool:
+    """Whether the number at k stands alone: no currency sign or number before it, no
+    number, unit or per cent sign after it."""
+    before = tokens[k - 1] if k else ""
+    after = tokens[k + 1] if k + 1 < len(tokens) else ""
+    return before not in _AMOUNT_SIGNS and not is_number(before) and not is_number(after) \
+        and after.lower() not in UNITS and after != "%"
 
 
 def joined(tokens: list[str], found: list[Mention], vocabulary: Vocabulary

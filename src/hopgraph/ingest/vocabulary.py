@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
+from hopgraph.ingest import fields
 from hopgraph.ingest.mentions import (
     COMPANY_ENDINGS,
     ITEM_KEY,
@@ -61,6 +62,10 @@ class Vocabulary:
     # Success Manager", "Lewis Hay, Financial Controller"), each with the one such person
     # (`full_name`); a first name two of them share is left out.
     first_names: tuple[tuple[str, str], ...] = ()
+    # The numbers a register's rows are keyed by ("304" of a fleet register's "| 304 | RU73
+    # BZR | ..."): written alone in a sentence, such a number names the row's thing
+    # (`names.register_numbers`).
+    registers: frozenset[str] = frozenset()
 
     def full_name(self, name: str) -> str:
         """The one name of two words an initial and a surname stand for ("Tom Whitcombe"
@@ -138,7 +143,31 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
     return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined),
                       spaces_hyphens(texts), frozenset(worded),
                       tuple(sorted((key, tuple(sorted(full))) for key, full in people.items())),
-                      firsts)
+                      firsts, _register_numbers(texts))
+
+
+# A register keys its rows by whole numbers of three digits or more: fleet, staff, unit or
+# asset numbers. A year is no such key ("| 2024 | £1.2m |" is a row of figures), and a table
+# of fewer rows is no register (a short list numbered 1, 2, 3 neither).
+MIN_REGISTER_ROWS = 3
+_REGISTER_NUMBER = re.compile(r"\d{3,6}")
+_YEAR = re.compile(r"(?:1[89]|20)\d\d")
+
+
+def _register_numbers(texts: list[str]) -> frozenset[str]:
+    """The numbers the rows of a register are keyed by: the whole numbers (`_REGISTER_NUMBER`,
+    not a year) in the first cells of the rows of tables under one header, when at least
+    MIN_REGISTER_ROWS rows under that header are so keyed. A register is often cut into a
+    chunk per row, each with its header, so rows are counted by header across the texts."""
+    keyed: dict[tuple[str, ...], set[str]] = {}
+    for text in texts:
+        for table in fields.split(text).tables:
+            header = tuple(" ".join(cell.lower().split()) for cell in table.header)
+            keys = {row[0].strip() for row in table.rows if row}
+            keyed.setdefault(header, set()).update(
+                key for key in keys if _REGISTER_NUMBER.fullmatch(key) and not _YEAR.fullmatch(key))
+    return frozenset(key for keys in keyed.values() if len(keys) >= MIN_REGISTER_ROWS
+                     for key in keys)
 
 
 def _short_forms(name: str) -> list[str]:
