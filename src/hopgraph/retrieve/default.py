@@ -12,7 +12,7 @@ import numpy as np
 
 from hopgraph.lexicon.link import EntityMatch
 from hopgraph.records import Hit, PassageHit, RelationHit, Retrieval
-from hopgraph.retrieve import bridge, fanout, rank
+from hopgraph.retrieve import bridge, fanout, posts, rank
 from hopgraph.retrieve.context import Clock, Context, link_query
 from hopgraph.retrieve.query import Query
 from hopgraph.retrieve.sentences import with_sentences
@@ -78,6 +78,8 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
         passages = [PassageHit(pid, "", s.score, _evidence(ctx, s.probe),
                                [graph.relation_ids[s.probe.relation]] if s.probe else [])
                     for pid, s in best]
+        if posts.asks_for_person(question):
+            passages = _with_holders(ctx, passages, top_k)
     relations = [RelationHit(graph.relation_ids[p.relation], graph.relation_texts[p.relation],
                              p.confidence) for p in probes]
     bridges = [{"id": graph.entity_ids[p.entity], "name": graph.entity_names[p.entity],
@@ -89,6 +91,21 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
                      "their relations (HOPGRAPH_FANOUT)")
     return Retrieval(question, "default", passages, relations=relations, notes=notes,
                      bridges=bridges)
+
+
+def _with_holders(ctx: Context, passages: list[PassageHit], top_k: int) -> list[PassageHit]:
+    """The passages with those that name the holders of the posts the best of them name,
+    each right after the passage naming its post (`posts.holders_after`), the `top_k` best
+    kept."""
+    graph = ctx.graph
+    found = posts.holders_after(graph, [(p.id, p.score) for p in passages])
+    if not found:
+        return passages
+    lifted = {pid: PassageHit(pid, "", score, [
+        f"{graph.relation_texts[held]}  (holder of {graph.entity_names[post]})"],
+        [graph.relation_ids[held]]) for pid, score, post, held in found}
+    kept = [p for p in passages if p.id not in lifted]
+    return sorted(kept + list(lifted.values()), key=lambda p: -p.score)[:top_k]
 
 
 def with_lexical_hits(ctx: Context, vectors: np.ndarray, dense: list[dict[str, float]],

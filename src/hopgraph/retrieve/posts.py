@@ -6,12 +6,19 @@ and a question asks "the depot where the Engineering Manager works". The profile
 what the holder does is headed with the person's name ("Colin Mabbott — Engineering
 Manager"), and the extractor relates the two as `Colin Mabbott | is | Engineering Manager`
 when no other profile gives the post to someone else (`offline_records.sole_posts`). The
-default method reads that fact two ways (`bridge.BridgeFinder`): a question that names a
-post proposes its holder as a bridge, and a bridge that is a post is re-queried with its
-holder's name too.
+default method reads that fact three ways: a question that names a post proposes its holder
+as a bridge, and a bridge that is a post is re-queried with its holder's name too
+(`bridge.BridgeFinder`); and when a question asks for a person ("Who decides ...", "Whose
+approval ...", "by name"), the passages that state the holder of a post named in the best
+passages follow right after the passage that names it (`holders_after`). The policy clause
+"repairs over £2,500 must be approved by the Finance Director" is what the question finds;
+the profile "Claire Whitworth — Finance Director" shares none of its words.
 """
 
 from __future__ import annotations
+
+import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -19,6 +26,17 @@ from hopgraph.graph import KnowledgeGraph
 from hopgraph.ingest.offline_records import HOLDS
 from hopgraph.ingest.roles import job_title, person_like
 from hopgraph.retrieve.attributes import predicate
+
+POST_PASSAGES = 5  # best passages whose posts' holders are brought in (`holders_after`)
+HOLDER_STEP = 1e-6  # how far below the passage naming the post its holder's passage ranks
+
+# A question that asks for a person: "who", "whose", "whom", or "by name"
+_ASKS_PERSON = re.compile(r"\bwho(?:se|m)?\b|\bby name\b", re.IGNORECASE)
+
+
+def asks_for_person(question: str) -> bool:
+    """Whether a question asks who, whose or whom, or for a name ("Who, by name, ...")."""
+    return _ASKS_PERSON.search(question) is not None
 
 
 class Holders:
@@ -48,3 +66,32 @@ class Holders:
                     and predicate(graph, relation) == HOLDS:
                 found.append((person, relation))
         return found[0] if len(found) == 1 else None
+
+
+def holders_after(graph: KnowledgeGraph, ranked: Sequence[tuple[str, float]]
+                  ) -> list[tuple[str, float, int, int]]:
+    """The passages to rank after each of the POST_PASSAGES best of `ranked` (passage ids
+    and scores, best first): for each post that passage names (an entity of its relations)
+    and one person holds (`Holders`), the passages of the relation "holder is post", each
+    scored HOLDER_STEP below the one before it. As (passage, score, post, relation "holder
+    is post"); none for a holder's passage ranked at or above the passage naming the post."""
+    holders = Holders(graph)
+    place = {pid: rank for rank, (pid, _) in enumerate(ranked)}
+    found: list[tuple[str, float, int, int]] = []
+    taken: set[str] = set()
+    for rank, (pid, score) in enumerate(ranked[:POST_PASSAGES]):
+        index = graph.passage_index.get(pid)
+        if index is None:
+            continue
+        named = graph.entities_of(graph.citing(np.array([index], dtype=np.int64)))
+        for post in named.tolist():
+            held = holders.of(post)
+            if held is None:
+                continue
+            for holder_pid in graph.passages_of(held[1]):
+                if place.get(holder_pid, len(ranked)) <= rank or holder_pid in taken:
+                    continue
+                taken.add(holder_pid)
+                found.append((holder_pid, score - HOLDER_STEP * (len(found) + 1), post,
+                              held[1]))
+    return found
