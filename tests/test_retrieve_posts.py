@@ -1,7 +1,7 @@
 """A question that asks for a person ("Who ...", "Whose approval ...", "by name") gets the
 passage that states the holder of a post named in its best passages right after the passage
-naming the post: a policy names the Finance Director, the staff profile names Claire
-Whitworth."""
+naming the post (a policy names the Finance Director, the staff profile names Claire
+Whitworth), and the passage that states the post of a person they name likewise."""
 
 from __future__ import annotations
 
@@ -51,6 +51,27 @@ def test_the_holder_of_a_post_a_best_passage_names_follows_it() -> None:
     # only the best passages are read: the foreman is named below them
     late = [(f"p{k}", 1.0 - k / 10) for k in range(posts.POST_PASSAGES)] + [("late", 0.1)]
     assert holders_after(graph, late) == []
+
+
+def test_the_post_of_a_person_a_best_passage_names_follows_it() -> None:
+    graph = make_graph([
+        ("Daniel Okafor", "is", "Chief Technology Officer", ["profile-do"]),
+        ("Daniel Okafor", "accepted the risk until", "4.13.0", ["minutes"]),
+        ("Kasia Nowak", "owner", "PIR-2025-04", ["pir"]),  # holds no post
+        ("Tom Ashby", "is", "Support Team Lead", ["profile-ta"]),
+        ("Tom Ashby", "is", "Keller Polymers", ["odd"]),  # no post: not his
+    ])
+    found = holders_after(graph, [("pir", 0.9), ("minutes", 0.8), ("other", 0.5)])
+    assert [(pid, graph.entity_names[post], graph.relation_texts[holds])
+            for pid, _, post, holds in found] == [
+        ("profile-do", "Chief Technology Officer",
+         "Daniel Okafor is Chief Technology Officer")]
+    holders = posts.Holders(graph)
+    assert holders.post_of(graph.entity_index["Tom Ashby"]) == (
+        graph.entity_index["Support Team Lead"],
+        graph.relation_index["Tom Ashby|is|Support Team Lead"])
+    assert holders.post_of(graph.entity_index["Kasia Nowak"]) is None
+    assert holders.post_of(graph.entity_index["Support Team Lead"]) is None
 
 
 POLICY = """ALDERMOOR TRAVEL LTD - INCIDENT REPORTING POLICY HS-POL-07

@@ -54,6 +54,19 @@ class Holders:
             self._found[post] = self._look_up(post)
         return self._found[post]
 
+    def post_of(self, person: int) -> tuple[int, int] | None:
+        """(post, the relation "person is post") for a person-like name that is the one
+        holder of a post (`of`); None otherwise."""
+        graph = self.graph
+        if not person_like(graph.entity_names[person]):
+            return None
+        for relation in graph.relations_of(np.array([person])).tolist():
+            post = int(graph.objects[relation])
+            if int(graph.subjects[relation]) == person and predicate(graph, relation) == HOLDS \
+                    and self.of(post) == (person, relation):
+                return post, relation
+        return None
+
     def _look_up(self, post: int) -> tuple[int, int] | None:
         graph = self.graph
         name = graph.entity_names[post]
@@ -72,9 +85,12 @@ def holders_after(graph: KnowledgeGraph, ranked: Sequence[tuple[str, float]]
                   ) -> list[tuple[str, float, int, int]]:
     """The passages to rank after each of the POST_PASSAGES best of `ranked` (passage ids
     and scores, best first): for each post that passage names (an entity of its relations)
-    and one person holds (`Holders`), the passages of the relation "holder is post", each
-    scored HOLDER_STEP below the one before it. As (passage, score, post, relation "holder
-    is post"); none for a holder's passage ranked at or above the passage naming the post."""
+    and one person holds (`Holders.of`), and for each person it names who is the one
+    holder of a post (`Holders.post_of`: "Daniel accepted the risk", then "Daniel Okafor —
+    Chief Technology Officer"), the passages of the relation "holder is post", each scored
+    HOLDER_STEP below the one before it. As (passage, score, post, relation "holder is
+    post"); none for such a passage ranked at or above the passage naming the post or the
+    person."""
     holders = Holders(graph)
     place = {pid: rank for rank, (pid, _) in enumerate(ranked)}
     found: list[tuple[str, float, int, int]] = []
@@ -84,14 +100,16 @@ def holders_after(graph: KnowledgeGraph, ranked: Sequence[tuple[str, float]]
         if index is None:
             continue
         named = graph.entities_of(graph.citing(np.array([index], dtype=np.int64)))
-        for post in named.tolist():
-            held = holders.of(post)
-            if held is None:
+        for entity in named.tolist():
+            held = holders.of(entity)
+            post, holds = (entity, held[1]) if held is not None \
+                else holders.post_of(entity) or (entity, -1)
+            if holds < 0:
                 continue
-            for holder_pid in graph.passages_of(held[1]):
+            for holder_pid in graph.passages_of(holds):
                 if place.get(holder_pid, len(ranked)) <= rank or holder_pid in taken:
                     continue
                 taken.add(holder_pid)
                 found.append((holder_pid, score - HOLDER_STEP * (len(found) + 1), post,
-                              held[1]))
+                              holds))
     return found
