@@ -18,6 +18,7 @@ from hopgraph.ingest.mentions import (
     without_legal_form,
 )
 from hopgraph.ingest.roles import job_title
+from hopgraph.lexicon.link import YEAR
 
 _HYPHEN = re.compile(r"([^\W_]+)-[^\W_]")
 _SPACED_HYPHEN = re.compile(r"[^\W_] - [^\W_]")
@@ -151,7 +152,6 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
 # of fewer rows is no register (a short list numbered 1, 2, 3 neither).
 MIN_REGISTER_ROWS = 3
 _REGISTER_NUMBER = re.compile(r"\d{3,6}")
-_YEAR = re.compile(r"(?:1[89]|20)\d\d")
 
 
 def _register_numbers(texts: list[str]) -> frozenset[str]:
@@ -165,7 +165,7 @@ def _register_numbers(texts: list[str]) -> frozenset[str]:
             header = tuple(" ".join(cell.lower().split()) for cell in table.header)
             keys = {row[0].strip() for row in table.rows if row}
             keyed.setdefault(header, set()).update(
-                key for key in keys if _REGISTER_NUMBER.fullmatch(key) and not _YEAR.fullmatch(key))
+                key for key in keys if _REGISTER_NUMBER.fullmatch(key) and not YEAR.match(key))
     return frozenset(key for keys in keyed.values() if len(keys) >= MIN_REGISTER_ROWS
                      for key in keys)
 

@@ -49,7 +49,7 @@ PREPOSITIONS = frozenset("""about above across after against along among around 
     than through throughout till to toward towards under until up upon via with within
     without almost approximately some only just""".split())  # noqa: SIM905
 _WHOLE_NUMBER = re.compile(r"^\d{1,5}$")
-_YEAR = re.compile(r"^(1[89]|20)\d\d$")
+YEAR = re.compile(r"^(1[89]|20)\d\d$")  # a year, not a thing's number (also `ingest.vocabulary`)
 _JOINS = frozenset({"and", "or"})
 
 
@@ -95,7 +95,7 @@ def numbered(question: str, words: list[tuple[int, int, str]]) -> set[int]:
         figure = question[end:end + 1] == "%" or (  # "12%", "08:15", "4.5", "14,720", "3/4"
             question[end:end + 1] in (":", ".", ",", "/") and question[end + 1:end + 2].isdigit())
         measured = n + 1 < len(words) and words[n + 1][2] in VALUE_WORDS  # "12 per cent"
-        if n == 0 or not _WHOLE_NUMBER.match(key) or _YEAR.match(key) or figure or measured:
+        if n == 0 or not _WHOLE_NUMBER.match(key) or YEAR.match(key) or figure or measured:
             continue
         before = question[words[n - 1][1]:start]
         previous = words[n - 1][2]

@@ -10,7 +10,8 @@ default method reads that fact three ways: a question that names a post proposes
 as a bridge, and a bridge that is a post is re-queried with its holder's name too
 (`bridge.BridgeFinder`); and when a question asks for a person ("Who decides ...", "Whose
 approval ...", "by name"), the passages that state the holder of a post named in the best
-passages follow right after the passage that names it (`holders_after`). The policy clause
+passages, or the post of a person named there, follow right after the passage that names
+it (`holders_after`). The policy clause
 "repairs over £2,500 must be approved by the Finance Director" is what the question finds;
 the profile "Claire Whitworth — Finance Director" shares none of its words.
 """
@@ -67,6 +68,12 @@ class Holders:
                 return post, relation
         return None
 
+    def stated(self, entity: int) -> tuple[int, int] | None:
+        """(post, the relation "holder is post") for a post one person holds (`of`) or a
+        person who is the one holder of a post (`post_of`); None for any other entity."""
+        held = self.of(entity)
+        return (entity, held[1]) if held is not None else self.post_of(entity)
+
     def _look_up(self, post: int) -> tuple[int, int] | None:
         graph = self.graph
         name = graph.entity_names[post]
@@ -101,11 +108,10 @@ def holders_after(graph: KnowledgeGraph, ranked: Sequence[tuple[str, float]]
             continue
         named = graph.entities_of(graph.citing(np.array([index], dtype=np.int64)))
         for entity in named.tolist():
-            held = holders.of(entity)
-            post, holds = (entity, held[1]) if held is not None \
-                else holders.post_of(entity) or (entity, -1)
-            if holds < 0:
+            fact = holders.stated(entity)
+            if fact is None:
                 continue
+            post, holds = fact
             for holder_pid in graph.passages_of(holds):
                 if place.get(holder_pid, len(ranked)) <= rank or holder_pid in taken:
                     continue
