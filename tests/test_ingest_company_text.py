@@ -432,6 +432,24 @@ def test_a_company_joined_by_and_is_one_name_in_its_short_form_too() -> None:
     assert {"Hollins", "Shaw"} <= alone  # two names, for all this text alone says
 
 
+def test_two_names_each_written_alone_are_not_joined_by_and() -> None:
+    texts = ["Fuelink Direct delivers diesel to Thornsby and Keldholme.",
+             "Tanks at Thornsby and Keldholme were filled on Monday.",
+             "| Thornsby | 17 buses |", "| Keldholme | 10 buses |",
+             "Coaches from Thornsby; the electric buses stay at Keldholme.",
+             "Both KX-4 and KX-4 Pro share a frame; both KX-4 and KX-4 Pro are grey.",
+             "Sell the KX-4 Pro, not the KX-4. The KX-4 is old; a KX-4 Pro is new.",
+             "Findings PT-25-01 and PT-25-02 were fixed; so were PT-25-01 and PT-25-02.",
+             "Orders go to Hollins and Shaw. Hollins and Shaw replied."]
+    vocabulary = vocabulary_of(texts)
+    ends = {part for t in extract("Fuel", texts[0], vocabulary=vocabulary)
+            for part in (t.subject, t.object)}
+    assert {"Thornsby", "Keldholme"} <= ends and "Thornsby and Keldholme" not in ends
+    # two products and two findings, not one name each
+    assert not {"KX-4 and KX-4 Pro", "PT-25-01 and PT-25-02"} & vocabulary.joined
+    assert "Hollins and Shaw" in vocabulary.joined  # "Shaw" is never written alone
+
+
 def test_a_post_of_a_committee_joined_by_and_names_the_committee() -> None:
     text = ("The Chair of the Audit and Risk Committee reported on gas safety. "
             "The Audit and Risk Committee meets in July.")

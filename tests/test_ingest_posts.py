@@ -1,7 +1,6 @@
 """A profile's heading gives its person's post ("Priya Nair — Quality & Technical Manager"):
 the fact "person is post", the graph's way from a post other documents name to its holder,
-only for a post no other heading of the ingest gives to someone else, and that some text
-writes."""
+only for a post no other heading of the ingest gives to someone else."""
 
 from __future__ import annotations
 
@@ -69,9 +68,11 @@ def test_a_post_one_heading_gives_is_related_to_its_holder(tmp_path: Path) -> No
              for report in done.reports for r in getattr(report, "records", [])
              for t in r.triplets}
     posts = {(s, o) for s, p, o in facts if p == "is"}
-    # "Account Manager": two hold it; "Depot Manager, Hull": no text names it
+    # "Account Manager": two hold it. "Depot Manager, Hull" is named by no other text, but
+    # the fact is the only one that ties Gareth's profile to the name "Gareth Pryor".
     assert posts == {("Priya Nair", "Quality & Technical Manager"),
-                     ("Nadia Okafor", "Depot Manager, Leeds")}
+                     ("Nadia Okafor", "Depot Manager, Leeds"),
+                     ("Gareth Pryor", "Depot Manager, Hull")}
     assert "joined us in 2018" in facts[("Priya Nair", "is", "Quality & Technical Manager")]
     # The report names the post: the graph goes from its facts to the post, then to Priya.
     assert any("Quality & Technical Manager" in (s, o)

@@ -64,8 +64,9 @@ def sole_posts(chunks: list[Chunk]) -> dict[str, Triplet]:
     Technical Manager", "Responsible: Housing Officer (Wrenfield North)"); the profile
     says who holds it, and this fact is the graph's way from the post to the person. A
     post several people hold ("Account Manager") would make one hub of all of them, so
-    those give none; nor does a post no chunk's text writes (outside its headings), which
-    nothing would lead to but the heading it came from.
+    those give none. A post no other text writes still gives its fact: it ties the profile
+    to the person the other documents name ("Lewis Hay in our finance team will apply the
+    credit"), whose profile text calls him "Lewis" or "he" and relates him to nothing.
     """
     found: dict[str, tuple[str, str]] = {}
     holders: dict[str, set[str]] = {}
@@ -75,13 +76,8 @@ def sole_posts(chunks: list[Chunk]) -> dict[str, Triplet]:
             continue
         found[chunk.headings[-1]] = held
         holders.setdefault(held[1].lower(), set()).add(held[0])
-    sole = {post for post, people in holders.items() if len(people) == 1}
-    written: set[str] = set()
-    for chunk in chunks if sole else ():
-        text = chunk.text.lower()
-        written.update(post for post in sole - written if post in text)
     return {heading: Triplet(person, HOLDS, post) for heading, (person, post) in found.items()
-            if post.lower() in written}
+            if len(holders[post.lower()]) == 1}
 
 
 def legends(chunks: list[Chunk]) -> dict[str, dict[str, str]]:

@@ -137,8 +137,10 @@ def vocabulary_of(texts: Iterable[str]) -> Vocabulary:
                 titled.setdefault(found.group("first"), set()).add(found.group("name"))
     firsts = tuple(sorted((first, next(iter(names))) for first, names in titled.items()
                           if len(names) == 1 and first.lower() not in worded))
-    joined = {form for name, count in pairs.items()
-              if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS
+    candidates = {name: count for name, count in pairs.items()
+                  if count > 1 or name.rsplit(" ", 1)[-1].lower() in COMPANY_ENDINGS}
+    alone = _alone({part for name in candidates for part in name.split(" and ", 1)}, texts)
+    joined = {form for name, count in candidates.items() if not _two_names(name, count, alone)
               for form in (name, without_legal_form(name))}  # mentions drop the legal form
     joined |= {short for name in joined for short in _short_forms(name)}
     return Vocabulary(frozenset(lower), frozenset(named), frozenset(joined),
@@ -168,6 +170,40 @@ def _register_numbers(texts: list[str]) -> frozenset[str]:
                 key for key in keys if _REGISTER_NUMBER.fullmatch(key) and not YEAR.match(key))
     return frozenset(key for keys in keyed.values() if len(keys) >= MIN_REGISTER_ROWS
                      for key in keys)
+
+
+def _two_names(pair: str, count: int, alone: dict[str, int]) -> bool:
+    """Whether "A and B" is two names, not one: the texts write A alone and B alone
+    (`_alone`), each at least as often as the pair ("Thornsby and Keldholme", two depots;
+    "KX-4 and KX-4 Pro", two products), or codes meet at the "and". "Hollins and Shaw" and
+    "Audit and Risk Committee" are one name: "Shaw" and "Risk Committee" are seldom written
+    alone."""
+    first, _, second = pair.partition(" and ")
+    if _DIGIT.search(first.rsplit(" ", 1)[-1]) and _DIGIT.search(second.split(" ", 1)[0]):
+        return True  # codes either side ("PT-25-01 and PT-25-02") are two things
+    return all(alone.get(part, 0) >= count for part in (first, second))
+
+
+_DIGIT = re.compile(r"\d")
+_BEFORE_NAME = re.compile(r"(?:[A-Z][\w'’-]*|and|&|of|the) $")
+_AFTER_NAME = re.compile(r" (?:[A-Z0-9]|and\b|&|of\b)")  # matched at the name's end
+
+
+def _alone(names: set[str], texts: list[str]) -> dict[str, int]:
+    """How often the texts write each of `names` as a name of its own: not inside a longer
+    name and not one side of "and", "&" or "of". One pass over the texts for all names."""
+    counts: dict[str, int] = {}
+    if not names:
+        return counts
+    either = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    pattern = re.compile(rf"(?<![\w'’&.-])(?:{either})(?![\w'’-])")
+    for text in texts:
+        for found in pattern.finditer(text):
+            before = text[max(0, found.start() - 40):found.start()]
+            if not _BEFORE_NAME.search(before) \
+                    and not _AFTER_NAME.match(text, found.end(), found.end() + 6):
+                counts[found.group(0)] = counts.get(found.group(0), 0) + 1
+    return counts
 
 
 def _short_forms(name: str) -> list[str]:
