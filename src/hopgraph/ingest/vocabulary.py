@@ -18,7 +18,7 @@ from hopgraph.ingest.mentions import (
     without_legal_form,
 )
 from hopgraph.ingest.roles import job_title
-from hopgraph.lexicon.link import YEAR
+from hopgraph.lexicon.link import YEAR, is_code
 
 _HYPHEN = re.compile(r"([^\W_]+)-[^\W_]")
 _SPACED_HYPHEN = re.compile(r"[^\W_] - [^\W_]")
@@ -179,12 +179,11 @@ def _two_names(pair: str, count: int, alone: dict[str, int]) -> bool:
     "Audit and Risk Committee" are one name: "Shaw" and "Risk Committee" are seldom written
     alone."""
     first, _, second = pair.partition(" and ")
-    if _DIGIT.search(first.rsplit(" ", 1)[-1]) and _DIGIT.search(second.split(" ", 1)[0]):
+    if is_code(first.rsplit(" ", 1)[-1]) and is_code(second.split(" ", 1)[0]):
         return True  # codes either side ("PT-25-01 and PT-25-02") are two things
     return all(alone.get(part, 0) >= count for part in (first, second))
 
 
-_DIGIT = re.compile(r"\d")
 _BEFORE_NAME = re.compile(r"(?:[A-Z][\w'’-]*|and|&|of|the) $")
 _AFTER_NAME = re.compile(r" (?:[A-Z0-9]|and\b|&|of\b)")  # matched at the name's end
 
