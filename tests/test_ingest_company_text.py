@@ -30,6 +30,9 @@ def test_names_keep_ampersands_possessives_and_of_the() -> None:
     assert names("Leah Morton manages Dairy Farmers of the Dales.") == [
         "Leah Morton", "Dairy Farmers of the Dales"]
     assert names("He fought in the Battle of the Bulge.") == ["Battle of the Bulge"]
+    # a firm named by its founder and its town
+    assert names("While 402 is off: Baxter's of Ellerby can supply a coach.") == [
+        "Baxter's of Ellerby"]
 
 
 def test_a_legal_form_ends_a_name_and_is_not_part_of_it() -> None:

@@ -283,3 +283,21 @@ def test_a_table_cut_in_pieces_spans_its_own_rows() -> None:
         assert span.startswith("| SW-") and span == "\n".join(chunk.text.split("\n")[2:])
     assert [c.start for c in chunks] == sorted(c.start for c in chunks)
     _spans_hold_their_chunks(text, chunks)
+
+
+def test_a_numbered_list_too_long_for_the_chunk_before_it_starts_a_chunk() -> None:
+    opening = ("I wrote to you in June to report the loss of a wheel from one of our coaches. "
+               "You asked for the outcome of the audit, which I now enclose. " * 3).strip()
+    items = [f"{n}. Point {n} of the plan: " + "the work was done and checked. " * 4
+             for n in range(1, 6)]
+    text = "\n\n".join([opening, "In summary:", *items, "Yours faithfully,"])
+    chunks = chunk_documents([Document("letter.txt", text, "txt")], chunk_tokens=160)
+    first = next(c for c in chunks if "1. Point 1" in c.text)
+    assert first.text.startswith("1. Point 1") and "2. Point 2" in first.text
+    assert opening[:40] not in first.text
+    _spans_hold_their_chunks(text, chunks)
+    # a list that fits with the text before it stays with it
+    short = "\n\n".join(["In summary:", "1. Indicators fitted.", "2. Drivers briefed."])
+    assert [c.text for c in chunk_documents([Document("s.txt", short, "txt")])] == [
+        "In summary:\n\n1. Indicators fitted.\n\n2. Drivers briefed."]
+

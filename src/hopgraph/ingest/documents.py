@@ -1,7 +1,9 @@
 """Raw documents → chunks: each section's paragraphs packed into chunks of at most
 `chunk_tokens`, the section's headings travelling with each chunk.
 
-A chunk never spans two sections; a paragraph longer than a chunk is cut at sentences
+A chunk never spans two sections, and a numbered list that will not fit in the chunk it
+would start in begins a chunk of its own (`_list_overflows`): its items are read together,
+not the first glued to the text before. A paragraph longer than a chunk is cut at sentences
 (semantic-text-splitter with the local model's tokenizer). A Markdown table is cut between
 rows, one row a chunk (`TABLE_ROWS`), its header row and rule repeated at the top of each so
 each reads as a table: a row is a record, found and cited on its own.
@@ -216,8 +218,9 @@ def _pack(section: Section, chunk_tokens: int, splitter: Callable[[int], TextSpl
         meter.reach(meter.done + len(paragraph))
     texts: list[Piece] = []
     current, used, joined, first, last, apart = "", 0, False, 0, 0, False
-    for piece, size, start, end, alone in pieces:
-        if current and used + size + 1 <= room and not (alone or apart):
+    for k, (piece, size, start, end, alone) in enumerate(pieces):
+        if current and used + size + 1 <= room and not (alone or apart) \
+                and not (_FIRST_ITEM.match(piece) and _list_overflows(pieces, k, used, room)):
             current, used, joined = f"{current}\n\n{piece}", used + size + 1, True
             last = max(last, end)
         else:
@@ -227,6 +230,28 @@ def _pack(section: Section, chunk_tokens: int, splitter: Callable[[int], TextSpl
     if current:
         texts.append((current, None if joined else used, first, last))
     return texts
+
+
+# A list item's marker: "3.", "3)", "(3)", "b)", "(b)", "(iv)"; the first item's: "1.", "a)", "(i)"
+_ITEM = re.compile(r"^\s*\(?(?:\d{1,2}|[a-z]|i{1,3}|iv|v|vi{1,3}|ix|x)[.)]\s")
+_FIRST_ITEM = re.compile(r"^\s*\(?(?:1|a|i)[.)]\s")
+
+
+def _list_overflows(pieces: list[tuple[str, int, int, int, bool]], k: int, used: int,
+                    room: int) -> bool:
+    """Whether the numbered list whose first item is `pieces[k]` (one paragraph an item)
+    would not fit in `room` after the `used` tokens of the chunk so far: the list then
+    starts a chunk.
+
+    A letter's "In summary:" over five numbered points, packed greedily, kept point 1 with
+    the letter's opening paragraphs and the rest a chunk apart: a question about point 1
+    found a chunk about something else, headed by it only in its last lines."""
+    total = used
+    for text, tokens, *_ in pieces[k:]:
+        if not _ITEM.match(text) or total > room:
+            break
+        total += tokens + 1
+    return total > room
 
 
 def _windows(paragraph: str, splitter: TextSplitter, room: int, overlap: bool,

@@ -10,7 +10,8 @@ name.
   (`IR-2322`, `CA-2025-014`, `KX-4`) is one token, so one name; a code starts a name of its
   own (`Incident IR-2322` names IR-2322) and capitalized words after it stay with it
   (`KX-4 Pro`); a short number after a capitalized word stays with it (`Line 3`);
-- names hold a possessive before a capital (`Bramley's Fresh Kitchen`), `&` and `of`
+- names hold a possessive before a capital (`Bramley's Fresh Kitchen`) or before "of" and
+  a capital (`Baxter's of Ellerby`), `&` and `of`
   (`Orrin & Tate`, `Dairy Farmers of the Dales`), but not `of` after a legal form
   (`Harlow Plastics Ltd` of Brentmoor), and `and` when the ingest writes the whole name more
   than once or it ends as organisations do (`Hollis and Grant Foods` beside `Tom and Priya`:
@@ -192,6 +193,9 @@ def _extends(tokens: list[str], j: int, rules: Rules, breaks: list[bool]) -> int
             and not is_number(before) and not _amount_ends(tokens, j) \
             and not _legal_form_ends(tokens, j):
         return 3  # "Dairy Farmers of the Dales", "Battle of the Bulge"
+    if lower in ("'s", "’s") and j + 2 < len(tokens) and tokens[j + 1] == "of" \
+            and is_cap(tokens[j + 2]) and not breaks[j + 1] and not breaks[j + 2]:
+        return 3  # "Baxter's of Ellerby": a firm named by its founder and its town
     if nxt in ("-", "'", "’", "'s", "’s") and followed:
         return 2  # "Saint-Denis", "Bramley's Fresh Kitchen"
     return 0
