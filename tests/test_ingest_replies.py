@@ -157,3 +157,47 @@ def test_dear_opens_a_greeting_but_not_a_title() -> None:
     assert Triplet("Dear Brother", "is a duet by", "Hank Williams") in extract_triplets(
         None, "Dear Brother is a duet by Hank Williams.")
 
+
+
+PLAIN_REPLY = """\
+From: Tom Ellery <coachhire@aldermoor.example>
+To: Margaret Dunwell <secretary@friends.example>
+Subject: Quote CH-25-219 - Friends of Keldholme Station
+
+Dear Margaret,
+
+Costs
+
+The price for the day is 711 pounds including VAT, with a 20% deposit to confirm.
+
+Kind regards,
+
+Tom
+
+Tom Ellery
+Coach Hire and Contracts Manager
+Aldermoor Coaches, part of Aldermoor Travel Ltd
+Aldermoor House, Beckside Road, Thornsby RY1 4BD
+01632 960 210
+
+On 19 Aug 2025, Margaret Dunwell wrote:
+Dear Mr Ellery,
+
+The Friends of Keldholme Station are planning a day trip to the Esk Valley Steam
+Gala on Saturday 11 October. We expect about 44 people.
+
+Yours sincerely,
+Margaret Dunwell (Hon. Secretary)
+"""
+
+
+def test_a_long_signature_over_an_unquoted_reply_heads_nothing(tmp_path: Path) -> None:
+    passages, triplets = ingested(tmp_path, "quote.txt", PLAIN_REPLY)
+    quoted = next(p for p in passages if "planning a day trip" in p)
+    # Neither the sign-off's first name nor the five-line signature's name is a heading,
+    # and the message replied to is under none of the reply's own headings ("Costs").
+    assert quoted.split("\n")[0] == "Quote CH-25-219 - Friends of Keldholme Station"
+    assert not any(p.split("\n")[0].endswith(("› Tom", "› Tom Ellery")) for p in passages)
+    assert not any(t[0] in ("Tom", "Tom Ellery") and t[1] == "mentions" for t in triplets)
+    assert any("711 pounds" in p and p.startswith(
+        "Quote CH-25-219 - Friends of Keldholme Station › Costs\n") for p in passages)

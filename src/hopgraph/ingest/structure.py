@@ -49,14 +49,12 @@ from hopgraph.ingest.lines import (
 )
 from hopgraph.ingest.markdown import FENCE
 from hopgraph.ingest.reading import Document
-from hopgraph.ingest.roles import job_title, person_like
+from hopgraph.ingest.signatures import replies, signature, signs_off
 from hopgraph.ingest.spans import Placed, Run, joined_runs
 
 MAX_MARKDOWN_HEADING = 500  # a longer "# ..." line is text (a heading is in all its chunks)
 MAX_TITLE_LINES = 3  # a first block of more heading-like lines is a list, not a title
 MAX_FIELD_CHARS = 160  # a longer line that opens as a key–value line does is a paragraph
-MAX_SIGNATURE_LINES = 4  # the name, the post, the company, a telephone number
-_RULE = re.compile(r"^\s*[-_=*]{3,}")  # "-----Original Message-----", "________"
 
 
 
@@ -138,12 +136,16 @@ class _Outline:
     def headings(self) -> tuple[str, ...]:
         return self.title + tuple(heading for _, heading in self.stack)
 
+    def close(self) -> None:
+        """Close every heading: what follows is under the title alone."""
+        if self.stack:
+            self.stack.clear()
+            self.found.append(Section(self.headings(), named=self.found[0].named))
+
     def add(self, rows: list[_Row]) -> None:
         """Rows of one block, as paragraphs of the open section (a table apart)."""
         for paragraph in _paragraphs(rows):
             self.found[-1].add(paragraph.text, Placed(paragraph.runs))
-
-
 
 
 def _number_parts(heading: str) -> tuple[str, ...]:
@@ -241,8 +243,18 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
     width = width_of(row.text for row in lines)
     blocks = [_joined(block, width) for block in _blocks(lines)]
     salutes = salutation_block([rows[0].text if rows else "" for rows in blocks])
+    # the text that opens each block's next one (its first two lines: a reply's attribution
+    # may be wrapped), and whether each block signs a message
+    afters = [" ".join(row.text for row in following[:2]) for following in blocks[1:]] + [""]
+    signed = [signature([row.text for row in rows], after)
+              for rows, after in zip(blocks, afters, strict=True)]
     for number, rows in enumerate(blocks):
         last = number + 1 == len(blocks)
+        if not last and signed[number + 1] and len(rows) == 1 and signs_off(rows[0].text):
+            outline.add(rows)  # "Tom" over his signature: the sign-off, not a heading
+            continue
+        if rows and replies(" ".join(row.text for row in rows[:2])):
+            outline.close()  # the message replied to: not under the reply's headings
         title = _title_lines(rows) if number == 0 and not outline.title else 0
         if 0 < number < salutes:  # a letter's addresses, date and references: no headings
             outline.add(rows)
@@ -258,10 +270,9 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
             outline.add([row for row in rows[:title] if row not in heads])
             rows = rows[title:]
         run: list[_Row] = []
-        after = blocks[number + 1][0].text if not last and blocks[number + 1] else ""
         for index, row in enumerate(rows):
             following = rows[index + 1] if index + 1 < len(rows) else None
-            if index == 0 and _signature(rows, after):
+            if index == 0 and signed[number]:
                 break  # read whole, with the section before it
             if _opens_section(rows, index, following is not None or not last) \
                     and not (number and _greets(rows, index)):
@@ -270,8 +281,9 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
                 outline.open(1, row.text)
             else:
                 run.append(row)
-        outline.add(run if run or not _signature(rows, after) else rows)
+        outline.add(run if run or not signed[number] else rows)
     return outline.found
+
 
 
 def _titled(line: str, following: str) -> bool:
@@ -324,19 +336,6 @@ def _opens_section(rows: list[_Row], index: int, more: bool) -> bool:
     if index == 0:
         return True
     return strong_heading(row.text) and ends_sentence(rows[index - 1].text)
-
-
-def _signature(rows: list[_Row], after: str) -> bool:
-    """A block that signs a message: a name over a job title ("Sam Reid" over "Customer
-    Service Lead, Harrowgate Cold Chain Ltd"), a line or two more at most, and then nothing
-    or the next message (a header line or a rule). Its name is no heading over what
-    follows; the extractor reads the name and the title together (`layout_relations`). A
-    staff list's "name over post" block, with the person's text after it, is a heading."""
-    if not 2 <= len(rows) <= MAX_SIGNATURE_LINES:
-        return False
-    return (person_like(rows[0].text.strip())
-            and job_title(rows[1].text.partition(",")[0]) is not None
-            and (not after.strip() or key_value(after) or _RULE.match(after) is not None))
 
 
 @dataclass
