@@ -285,7 +285,6 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
     return outline.found
 
 
-
 def _titled(line: str, following: str) -> bool:
     """A title with a colon ("Jumanji: Welcome to the Jungle") over a paragraph, which a
     key–value line among others ("Incident: IR-2341" over "Date raised: 19 August") is not;
