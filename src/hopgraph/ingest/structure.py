@@ -57,7 +57,6 @@ MAX_TITLE_LINES = 3  # a first block of more heading-like lines is a list, not a
 MAX_FIELD_CHARS = 160  # a longer line that opens as a key–value line does is a paragraph
 
 
-
 @dataclass
 class Section:
     """Paragraphs under the same headings (outermost first; empty before any heading), where
