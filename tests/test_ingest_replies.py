@@ -201,3 +201,13 @@ def test_a_long_signature_over_an_unquoted_reply_heads_nothing(tmp_path: Path) -
     assert not any(t[0] in ("Tom", "Tom Ellery") and t[1] == "mentions" for t in triplets)
     assert any("711 pounds" in p and p.startswith(
         "Quote CH-25-219 - Friends of Keldholme Station › Costs\n") for p in passages)
+
+
+def test_a_heading_over_a_last_name_over_a_post_stays_a_heading(tmp_path: Path) -> None:
+    passages, _ = ingested(tmp_path, "team.txt", (
+        "Site handbook\n\nThe site opens at 06:00 and closes at 22:00 on weekdays.\n\n"
+        "Contacts\n\nPriya Raman\nQuality Manager\n"))
+    # The name over a post that ends the file reads as a signature would, but "Contacts"
+    # over it is no sign-off's name: it is not Priya's first name.
+    assert any(p.startswith("Site handbook › Contacts\n") and "Priya Raman" in p
+               for p in passages)

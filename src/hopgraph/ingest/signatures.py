@@ -23,10 +23,13 @@ def replies(text: str) -> bool:
     return _REPLY.match(text) is not None
 
 
-def signs_off(line: str) -> bool:
-    """Whether a line alone could be a sign-off's name ("Tom", "Helen M."): one short
-    heading-like line."""
-    return heading_line(line) and len(line.split()) <= 3
+def signs_off(line: str, signer: str) -> bool:
+    """Whether a line alone over a signature is the sign-off's name: the signer's first
+    name, or more of their name ("Tom" or "Tom E." over "Tom Ellery"); not a heading such
+    as "Contacts" over a last "name over post" block."""
+    words, names = line.split(), signer.split()
+    return heading_line(line) and 0 < len(words) <= 3 and bool(names) \
+        and words[0].rstrip(".,") == names[0]
 
 
 def signature(lines: list[str], after: str) -> bool:

@@ -249,7 +249,8 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
               for rows, after in zip(blocks, afters, strict=True)]
     for number, rows in enumerate(blocks):
         last = number + 1 == len(blocks)
-        if not last and signed[number + 1] and len(rows) == 1 and signs_off(rows[0].text):
+        if not last and signed[number + 1] and len(rows) == 1 \
+                and signs_off(rows[0].text, blocks[number + 1][0].text):
             outline.add(rows)  # "Tom" over his signature: the sign-off, not a heading
             continue
         if rows and replies(" ".join(row.text for row in rows[:2])):
