@@ -242,9 +242,10 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
     width = width_of(row.text for row in lines)
     blocks = [_joined(block, width) for block in _blocks(lines)]
     salutes = salutation_block([rows[0].text if rows else "" for rows in blocks])
-    # the text that opens each block's next one (its first two lines: a reply's attribution
-    # may be wrapped), and whether each block signs a message
-    afters = [" ".join(row.text for row in following[:2]) for following in blocks[1:]] + [""]
+    # the text that opens each block (its first two lines: a reply's attribution may be
+    # wrapped), that of the block after it, and whether each block signs a message
+    openings = [" ".join(row.text for row in rows[:2]) for rows in blocks]
+    afters = [*openings[1:], ""]
     signed = [signature([row.text for row in rows], after)
               for rows, after in zip(blocks, afters, strict=True)]
     for number, rows in enumerate(blocks):
@@ -253,7 +254,7 @@ def _plain(text: str, outline: _Outline) -> list[Section]:
                 and signs_off(rows[0].text, blocks[number + 1][0].text):
             outline.add(rows)  # "Tom" over his signature: the sign-off, not a heading
             continue
-        if rows and replies(" ".join(row.text for row in rows[:2])):
+        if replies(openings[number]):
             outline.close()  # the message replied to: not under the reply's headings
         title = _title_lines(rows) if number == 0 and not outline.title else 0
         if 0 < number < salutes:  # a letter's addresses, date and references: no headings
