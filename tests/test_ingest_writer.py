@@ -145,6 +145,28 @@ def test_many_graphs_in_one_database(open_graph, tmp_path: Path) -> None:
     assert one.stats()["passages"] == 1
 
 
+def test_after_drop_reads_say_the_graph_is_gone_and_the_next_write_makes_it_again(
+        open_graph) -> None:
+    from hopgraph.errors import StoreError
+
+    rag = open_graph("remade")
+    rag.add([{"doc_id": "a", "passage": "Ada Lovelace worked with Charles Babbage.",
+              "triplets": [["Ada Lovelace", "worked with", "Charles Babbage"]]}])
+    assert rag.drop() is True
+    for read in (rag.stats, lambda: rag.retrieve("Who worked with Babbage?")):
+        with pytest.raises(StoreError, match="does not exist"):
+            read()
+    rag.add([{"doc_id": "b", "passage": "Charles Babbage designed the Analytical Engine.",
+              "triplets": [["Charles Babbage", "designed", "Analytical Engine"]]}])
+    assert rag.documents() == {"b": 1}
+    assert rag.stats()["passages"] == 1 and rag.stats()["entities"] == 2
+    hits = rag.retrieve("Who designed the Analytical Engine?").passages
+    assert [hit.doc_id for hit in hits] == ["b"]
+    rag.close()
+    again = open_graph("remade")
+    assert again.documents() == {"b": 1}
+
+
 def test_opening_with_another_embedder_is_an_error(open_graph, tmp_path: Path) -> None:
     from hopgraph.errors import StoreError
 

@@ -271,6 +271,7 @@ class MilvusStore(Collections):
 
     def stats(self) -> dict[str, Any]:
         """Row counts and stored settings (no embedder or graph load needed)."""
+        meta = self.meta  # a graph that is not there says so (`_missing`)
         self.ensure_all_loaded()
         return {
             "graph": self.graph,
@@ -278,8 +279,8 @@ class MilvusStore(Collections):
             "passages": self.count(self.passages),
             "entities": self.count(self.entities),
             "relations": self.count(self.relations),
-            "embedder": self.meta["embedder"],
-            "dim": self.meta["dim"],
+            "embedder": meta["embedder"],
+            "dim": meta["dim"],
             "state": self.incomplete or "complete",
             "unfinished": self.unfinished(),
         }
