@@ -397,6 +397,19 @@ def test_an_actions_owner_after_a_dash_is_linked_to_what_it_names() -> None:
     assert not any(t.subject == "Thriller" and "album" in t.predicate for t in aside)
 
 
+def test_a_time_of_day_and_a_span_of_days_are_one_value() -> None:
+    triplets = extract("Incident report", "Incident ref: INC-25-0117\nTime: 07:52\n"
+                       "Collected: 4:15 pm\nAudit dates: 6 to 8 October 2025\n"
+                       "Site visits: 14–16 May\nWindow: Sun 7 Sep, 01:00–04:00\n"
+                       "Vehicle: 304 (RU73 BZR)")
+    assert {Triplet("INC-25-0117", "time", "07:52"),
+            Triplet("INC-25-0117", "collected", "4:15 pm"),
+            Triplet("INC-25-0117", "audit dates", "6 to 8 October 2025"),
+            Triplet("INC-25-0117", "site visits", "14–16 May"),
+            Triplet("INC-25-0117", "window", "01:00–04:00")} <= set(triplets)
+    assert not any(t.object in ("07", "4", "6", "14", "01") for t in triplets)
+
+
 def test_numeric_dates_are_values_and_no_records_subject() -> None:
     triplets = extract(None, "Logged: 13/01/2025\nEngineer: David Marsh")
     assert not any(t.subject == "13/01/2025" for t in triplets)

@@ -131,10 +131,13 @@ _MONTH = (r"(?:January|February|March|April|May|June|July|August|September|Octob
           r"November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?")
 _UNIT = (r"(?:%|per cent|percent|kg|g|mg|t|tonnes?|km|m|cm|mm|l|ml|litres?|hours?|days?|"
          r"weeks?|months?|years?|million|billion|thousand)")
+_TIME = r"\d{1,2}:\d{2}(?:\s?[ap]\.?m\b\.?)?"  # 07:52, 4:15 pm
 _VALUE = re.compile(
-    rf"\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}"
+    rf"\d{{1,2}}\s*(?:[-–]|to)\s*\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?"  # 6 to 8 October 2025
+    rf"|\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?|{_MONTH}\s+\d{{1,2}},?\s+\d{{4}}|{_MONTH}\s+\d{{4}}"
     rf"|\d{{1,2}}/\d{{1,2}}(?:/\d{{2,4}})?|\d{{4}}-\d{{2}}-\d{{2}}"  # 13/01/2025, 2025-01-13
     rf"|\d{{4}}\s?[-–/]\s?\d{{2}}(?:\d{{2}})?\b"  # a span of years: 1951-58, 2024/25
+    rf"|{_TIME}(?:\s*(?:[-–]|to)\s*{_TIME})?"  # a time of day or a span: 07:52, 01:00–04:00
     rf"|(?:[£$€]\s?)?\d[\d,.]*(?:\s?{_UNIT}\b)?")
 
 
