@@ -66,6 +66,31 @@ def test_a_bad_snapshot_is_rebuilt_from_milvus(open_graph, store_of, parts_of, d
     assert third.state.source == "snapshot" and same_graph(third.state.graph, built)
 
 
+def test_a_graph_rebuilt_from_milvus_is_read_strong(open_graph, store_of, parts_of,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rebuilt graph is stamped with the write counter read first, so its rows must
+    hold every write up to it: a session read from a client that has not written (a
+    process just started) may not see another process's last write yet on a server."""
+    from hopgraph.state import opened
+
+    rag = open_graph()
+    rag.add([{"doc_id": "a", "passage": "Euler studied under Johann Bernoulli.",
+              "triplets": [["Euler", "studied under", "Johann Bernoulli"]]}])
+    store_of(rag).snapshot_path().unlink()
+    rag.close()
+    strong: list[bool] = []
+    original = opened.scan_graph
+
+    def scan(store):  # the rows of the rebuild, and how they were read
+        strong.append(store.strong_now)
+        return original(store)
+
+    monkeypatch.setattr(opened, "scan_graph", scan)
+    again = parts_of(rag)
+    assert again.state.source == "Milvus" and strong == [True]
+    assert again.state.graph.documents() == {"a": 1}
+
+
 def test_a_crash_mid_write_is_never_served_stale(open_graph, store_of, parts_of) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])

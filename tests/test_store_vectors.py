@@ -41,6 +41,34 @@ def test_ingest_writes_them_and_they_equal_milvus(open_graph, store_of, tmp_path
         assert np.allclose(on_disk, in_milvus, atol=1e-6)
 
 
+def test_rows_a_session_scan_misses_are_read_again_strong(open_graph, store_of,
+                                                         monkeypatch) -> None:
+    """A session read from a process that has not written may not see yet the rows another
+    process wrote last: the mirror and the lexicon's texts read those again, strong, so no
+    row of the graph is mirrored as zeros or left out of BM25."""
+    from hopgraph.lexicon.saved import passage_texts
+
+    rag = open_graph()
+    rag.add_files([need(BERNOULLI)])
+    store, graph = store_of(rag), rag.graph
+    late = {graph.entity_ids[0], graph.relation_ids[0], graph.passage_ids[0]}
+    stored = {kind: milvus_rows(store, graph, kind) for kind in ("entities", "relations")}
+    scan, get = store.scan, store.get
+    monkeypatch.setattr(store, "scan", lambda collection, fields: (
+        row for row in scan(collection, fields) if row["id"] not in late))
+    monkeypatch.setattr(store, "get", lambda collection, ids, fields, strong=False, **kw: [
+        row for row in get(collection, ids, fields, strong=strong, **kw)
+        if strong or row["id"] not in late])
+    mirror = MemorySearcher(store, graph)
+    assert mirror.scanned == ["relations", "entities", "passages"]
+    for kind in ("entities", "relations"):
+        assert np.allclose(getattr(mirror, f"_{kind}").vectors, stored[kind], atol=1e-6)
+    assert graph.passage_ids[0] in mirror._texts
+    every = list(graph.passage_ids)
+    assert set(passage_texts(store, graph, every)) == set(every)  # by scan
+    assert set(passage_texts(store, graph, every[:1])) == {every[0]}  # by id
+
+
 def test_searches_use_them_instead_of_milvus(open_graph, parts_of, monkeypatch) -> None:
     rag = open_graph()
     rag.add_files([need(BERNOULLI)])

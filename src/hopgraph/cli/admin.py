@@ -78,19 +78,21 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write the graph as JSONL (re-ingestable) or GraphML, to --out or stdout."""
+    """Write the graph as JSONL (re-ingestable) or GraphML, to --out or stdout, read
+    strong: with every write acknowledged before, by any process."""
     store = open_store(args)
     try:
-        if args.format == "jsonl":
-            if args.out:
-                with open(args.out, "w", encoding="utf-8") as out:
-                    report = export_jsonl(store, out)
+        with store.strong_reads():
+            if args.format == "jsonl":
+                if args.out:
+                    with open(args.out, "w", encoding="utf-8") as out:
+                        report = export_jsonl(store, out)
+                else:
+                    report = export_jsonl(store, sys.stdout)
             else:
-                report = export_jsonl(store, sys.stdout)
-        else:
-            target = Path(args.out) if args.out else sys.stdout.buffer
-            report = export_graphml(store, target, passages=args.passages)
-            sys.stdout.flush()
+                target = Path(args.out) if args.out else sys.stdout.buffer
+                report = export_graphml(store, target, passages=args.passages)
+                sys.stdout.flush()
     finally:
         store.close()
     print(f"exported {report.entities} entities, {report.relations} relations, "

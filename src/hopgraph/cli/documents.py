@@ -14,7 +14,8 @@ def cmd_docs(args: argparse.Namespace) -> int:
     """List the stored documents with their passage counts, by document id."""
     store = open_store(args)
     try:
-        counts = documents(store)
+        with store.strong_reads():  # every write acknowledged before, by any process
+            counts = documents(store)
         state = store.incomplete
     finally:
         store.close()

@@ -111,7 +111,15 @@ def passage_texts(store: MilvusStore, graph: KnowledgeGraph, ids: list[str]) -> 
         return {}
     if len(ids) * 4 <= len(graph.passage_ids):
         rows = store.get(store.passages, ids, ["id", "text"])
-        return {row["id"]: row["text"] for row in rows}
-    wanted = set(ids)
-    return {row["id"]: row["text"] for row in store.scan(store.passages, ["id", "text"])
-            if row["id"] in wanted}
+        found = {row["id"]: row["text"] for row in rows}
+    else:
+        wanted = set(ids)
+        found = {row["id"]: row["text"] for row in store.scan(store.passages, ["id", "text"])
+                 if row["id"] in wanted}
+    # A session read may not see yet what another process wrote last: read those again,
+    # strong (none are missing, mostly).
+    missed = [i for i in ids if i not in found]
+    if missed:
+        found.update((row["id"], row["text"])
+                     for row in store.get(store.passages, missed, ["id", "text"], strong=True))
+    return found

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -157,6 +158,10 @@ class MemorySearcher:
                 texts.update((i, known[i]) for i in ids if i in known)
                 texts.update((row["id"], row["text"])
                              for row in self.store.get(collection, missing, ["id", "text"]))
+                missed = [i for i in missing if i not in texts]  # (as below)
+                if missed:
+                    texts.update((row["id"], row["text"]) for row in self.store.get(
+                        collection, missed, ["id", "text"], strong=True))
                 return _Matrix(list(ids), np.asarray(on_disk, dtype=np.float32))
         if current:
             matrix = np.asarray(on_disk, dtype=np.float32)
@@ -166,14 +171,25 @@ class MemorySearcher:
         if not current or texts is not None:
             fields = ["id", *(["text"] if texts is not None else []),
                       *([] if current else ["vector"])]
-            for row in self.store.scan(collection, fields):
-                position = index.get(row["id"])
-                if position is None:  # not in this graph (another process wrote it since)
-                    continue
-                if texts is not None:
-                    texts[row["id"]] = row["text"]
-                if not current:
-                    matrix[position] = row["vector"]
+            seen: set[str] = set()
+
+            def take(rows: Iterable[dict[str, Any]]) -> None:
+                for row in rows:
+                    position = index.get(row["id"])
+                    if position is None:  # not in this graph (another process wrote it since)
+                        continue
+                    seen.add(row["id"])
+                    if texts is not None:
+                        texts[row["id"]] = row["text"]
+                    if not current:
+                        matrix[position] = row["vector"]
+
+            take(self.store.scan(collection, fields))
+            # A session read may not see yet what another process wrote last: the rows of
+            # this graph it missed are read again, strong (none are missing, mostly).
+            missed = [i for i in ids if i not in seen]
+            if missed:
+                take(self.store.get(collection, missed, fields, strong=True))
         return _Matrix(list(ids), matrix)
 
     def matrices(self) -> dict[str, np.ndarray]:

@@ -121,7 +121,11 @@ class GraphState(Generic[R]):
         # The write number is read before the rows: a write meanwhile is refreshed.
         saved = snapshot.load(path, self.store.identity, writes)
         if saved is None:
-            graph, source = scan_graph(self.store), "Milvus"
+            # Read strong: the graph is stamped with that write, so its rows must include
+            # it. A session read by a client that has not written may not see yet what
+            # another process wrote last, and no later look would bring those rows in.
+            with self.store.strong_reads():
+                graph, source = scan_graph(self.store), "Milvus"
             self.vectors.unknown(sizes(graph))  # not known to match this graph
             self._save_snapshot(graph, writes)
         else:

@@ -58,7 +58,14 @@ class CheckReport:
 
 
 def check(store: MilvusStore) -> CheckReport:
-    """Read every entity, relation and passage id of the graph and test the invariants."""
+    """Read every entity, relation and passage id of the graph and test the invariants.
+    Read strong: a session read by a process that has not written may not see yet what
+    another process wrote last, and a relation without its entity would be reported."""
+    with store.strong_reads():
+        return _check(store)
+
+
+def _check(store: MilvusStore) -> CheckReport:
     meta = store.meta  # a missing meta row is a StoreError naming the graph
     store.ensure_all_loaded()
     entities = {row["id"] for row in store.scan(store.entities, ["id"])}
