@@ -56,6 +56,8 @@ def test_a_period_or_a_length_is_a_value_and_a_count_of_people_is_generic(
         "36 months", "24 hours", "7 days", "124 miles", "40 metres", "2 years")] == [
         "date or number"] * 6
     assert audit.classify("14 engineers", corpus) == "generic"  # a count of a common word
+    assert [audit.classify(name, corpus) for name in (
+        "6 to 8 October 2025", "14–16 May", "01:00–04:00")] == ["date or number"] * 3
 
 
 def test_a_row_of_a_table_laid_out_with_spaces_is_no_heading(tmp_path: Path) -> None:
