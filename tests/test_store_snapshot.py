@@ -11,7 +11,7 @@ from conftest import BERNOULLI, need
 
 from hopgraph import Query
 from hopgraph.graph import KnowledgeGraph
-from hopgraph.store import snapshot
+from hopgraph.store import MilvusStore, snapshot
 from hopgraph.store.writes import WriteSession, writing
 
 pytestmark = pytest.mark.slow  # Milvus Lite graphs built per test: seconds each
@@ -71,23 +71,21 @@ def test_a_graph_rebuilt_from_milvus_is_read_strong(open_graph, store_of, parts_
     """The rebuilt graph is stamped with the write counter read first, so its rows must
     hold every write up to it: a session read from a client that has not written (a
     process just started) may not see another process's last write yet on a server."""
-    from hopgraph.state import opened
-
     rag = open_graph()
     rag.add([{"doc_id": "a", "passage": "Euler studied under Johann Bernoulli.",
               "triplets": [["Euler", "studied under", "Johann Bernoulli"]]}])
     store_of(rag).snapshot_path().unlink()
     rag.close()
     strong: list[bool] = []
-    original = opened.scan_graph
+    original = MilvusStore.scan
 
-    def scan(store):  # the rows of the rebuild, and how they were read
+    def scan(store, collection, fields):  # the rows of the rebuild, and how they were read
         strong.append(store.strong_now)
-        return original(store)
+        return original(store, collection, fields)
 
-    monkeypatch.setattr(opened, "scan_graph", scan)
+    monkeypatch.setattr(MilvusStore, "scan", scan)
     again = parts_of(rag)
-    assert again.state.source == "Milvus" and strong == [True]
+    assert again.state.source == "Milvus" and strong == [True, True, True]
     assert again.state.graph.documents() == {"a": 1}
 
 

@@ -71,7 +71,6 @@ class GraphState(Generic[R]):
         self._meta: dict[str, Any] = {}  # the meta row as last read (it names stopped writes)
         self._open: dict[int, set[str]] = {}  # documents of writes under way, by write
         self._loaded_from = ""
-        self._dropped: str | None = None  # `drop`: the embedder the next write creates it for
         self.version = self._load()
         self.refresh()  # the parts of a write under way that are already settled
         self.vectors.indexing.landed = self._indexed  # (the index a process ended before
@@ -121,11 +120,7 @@ class GraphState(Generic[R]):
         # The write number is read before the rows: a write meanwhile is refreshed.
         saved = snapshot.load(path, self.store.identity, writes)
         if saved is None:
-            # Read strong: the graph is stamped with that write, so its rows must include
-            # it. A session read by a client that has not written may not see yet what
-            # another process wrote last, and no later look would bring those rows in.
-            with self.store.strong_reads():
-                graph, source = scan_graph(self.store), "Milvus"
+            graph, source = scan_graph(self.store), "Milvus"
             self.vectors.unknown(sizes(graph))  # not known to match this graph
             self._save_snapshot(graph, writes)
         else:
@@ -152,12 +147,8 @@ class GraphState(Generic[R]):
 
     def drop(self) -> bool:
         """Delete the graph's collections, snapshot, vector and lexicon files; whether it
-        existed. The next write creates the graph again, empty, for the same embedder (as
-        opening it would); reads until then say it does not exist."""
-        embedder = self.store.meta["embedder"] if self.store.exists() else None
-        found = self.store.drop()
-        self._dropped = embedder
-        self.store.snapshot_path().unlink(missing_ok=True)
+        existed. Reads then say it does not exist; a write makes it again (`begin`)."""
+        found = self.store.drop()  # (its snapshot and vector files too)
         self.vectors.unknown({})
         self.keeper.discard()
         self._meta, self._open = {}, {}
@@ -301,9 +292,7 @@ class GraphState(Generic[R]):
         `leased` is called), close a dead writer's write, catch up, load the collections,
         and give the write its graph: a copy of the version's if anything was built on it
         (or `fork` asked), else the version's own. Rows change only after `Write.touch`."""
-        if self._dropped is not None:  # `drop`: made again, as opening it would
-            self.store.open(self._dropped, self.dim, create=True)
-            self._dropped = None
+        self.store.made_again()  # after `drop`: empty, as opening it would make it
         if not self.retrievers.carries:
             self._join_saved_texts()  # before the write: it drops those it touches
         session = WriteSession(self.store, doing)

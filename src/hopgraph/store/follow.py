@@ -152,15 +152,19 @@ def sizes(graph: KnowledgeGraph) -> dict[str, int]:
 
 
 def scan_graph(store: MilvusStore) -> KnowledgeGraph:
-    """The graph read back from Milvus (every entity, relation and passage id)."""
+    """The graph read back from Milvus (every entity, relation and passage id), strong:
+    the caller stamps it with the write counter read before, so its rows must hold that
+    write. A session read by a client that has not written may not see yet what another
+    process wrote last, and no later look at the log would bring those rows in."""
     graph = KnowledgeGraph()
     store.ensure_all_loaded()
-    for row in store.scan(store.entities, ["id", "name"]):
-        graph.add_entity(row["id"], row["name"])
-    for row in store.scan(store.relations,
-                          ["id", "subject_id", "object_id", "text", "passage_ids"]):
-        graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
-                           list(row["passage_ids"]))
-    for row in store.scan(store.passages, ["id", "doc_id"]):
-        graph.add_passage(row["id"], row["doc_id"])  # those without relations too
+    with store.strong_reads():
+        for row in store.scan(store.entities, ["id", "name"]):
+            graph.add_entity(row["id"], row["name"])
+        for row in store.scan(store.relations,
+                              ["id", "subject_id", "object_id", "text", "passage_ids"]):
+            graph.add_relation(row["id"], row["subject_id"], row["object_id"], row["text"],
+                               list(row["passage_ids"]))
+        for row in store.scan(store.passages, ["id", "doc_id"]):
+            graph.add_passage(row["id"], row["doc_id"])  # those without relations too
     return graph

@@ -85,6 +85,7 @@ class MilvusStore(Collections):
         self.changes = f"{graph}_changes"
         self._meta: dict[str, Any] | None = None
         self.created = False  # whether `open` created the graph (it did not exist)
+        self._dropped: tuple[str, int] | None = None  # `drop`: its embedder and width
         self._closed = False
 
     @classmethod
@@ -191,6 +192,8 @@ class MilvusStore(Collections):
     def drop(self) -> bool:
         """Delete the graph's collections, and its snapshot and vector files here; returns
         whether anything was there."""
+        self._dropped = (self.meta["embedder"], int(self.meta["dim"])) if self.exists() \
+            else self._dropped
         snapshot = self.snapshot_path()
         for path in (snapshot, *snapshot.parent.glob(f"{self.graph}.*.f32"),
                      *snapshot.parent.glob(f".{self.graph}.*.tmp")):  # store.atomic's
@@ -205,6 +208,14 @@ class MilvusStore(Collections):
         self._meta = None
         self._loaded.clear()
         return found
+
+    def made_again(self) -> None:
+        """After `drop`: create the graph again, empty, for the embedder it had (what a
+        write to a dropped graph does, as opening it would); else nothing."""
+        if self._dropped is not None:
+            embedder, dim = self._dropped
+            self.open(embedder, dim, create=True)
+            self._dropped = None
 
     def _create(self, embedder_name: str, dim: int) -> None:
         index = schema.LITE_INDEX if is_local_uri(self.uri) else schema.SERVER_INDEX
