@@ -167,6 +167,16 @@ def test_after_drop_reads_say_the_graph_is_gone_and_the_next_write_makes_it_agai
     assert again.documents() == {"b": 1}
 
 
+def test_a_graph_that_lost_its_meta_row_can_still_be_dropped(open_graph, store_of) -> None:
+    rag = open_graph("metaless")
+    rag.add([{"doc_id": "a", "passage": "A is B.", "triplets": [["A", "is", "B"]]}])
+    rag.close()
+    store = store_of(rag)  # as `hopgraph drop` opens it: no meta row read yet
+    store.delete(store.meta_collection, ["graph"])  # the meta row's id
+    assert store.drop() is True
+    assert not store.exists()
+
+
 def test_opening_with_another_embedder_is_an_error(open_graph, tmp_path: Path) -> None:
     from hopgraph.errors import StoreError
 

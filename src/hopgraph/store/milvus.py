@@ -192,8 +192,11 @@ class MilvusStore(Collections):
     def drop(self) -> bool:
         """Delete the graph's collections, and its snapshot and vector files here; returns
         whether anything was there."""
-        self._dropped = (self.meta["embedder"], int(self.meta["dim"])) if self.exists() \
-            else self._dropped
+        try:  # (a graph without its meta row can be dropped too: it is not made again)
+            self._dropped = (self.meta["embedder"], int(self.meta["dim"])) if self.exists() \
+                else self._dropped
+        except (StoreError, KeyError, ValueError):
+            self._dropped = None
         snapshot = self.snapshot_path()
         for path in (snapshot, *snapshot.parent.glob(f"{self.graph}.*.f32"),
                      *snapshot.parent.glob(f".{self.graph}.*.tmp")):  # store.atomic's
