@@ -116,10 +116,6 @@ def passage_texts(store: MilvusStore, graph: KnowledgeGraph, ids: list[str]) -> 
         wanted = set(ids)
         found = {row["id"]: row["text"] for row in store.scan(store.passages, ["id", "text"])
                  if row["id"] in wanted}
-    # A session read may not see yet what another process wrote last: read those again,
-    # strong (none are missing, mostly).
-    missed = [i for i in ids if i not in found]
-    if missed:
-        found.update((row["id"], row["text"])
-                     for row in store.get(store.passages, missed, ["id", "text"], strong=True))
+    found.update((row["id"], row["text"])  # rows a session read did not see yet
+                 for row in store.missed(store.passages, ids, found, ["id", "text"]))
     return found

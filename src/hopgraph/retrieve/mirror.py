@@ -158,10 +158,8 @@ class MemorySearcher:
                 texts.update((i, known[i]) for i in ids if i in known)
                 texts.update((row["id"], row["text"])
                              for row in self.store.get(collection, missing, ["id", "text"]))
-                missed = [i for i in missing if i not in texts]  # (as below)
-                if missed:
-                    texts.update((row["id"], row["text"]) for row in self.store.get(
-                        collection, missed, ["id", "text"], strong=True))
+                texts.update((row["id"], row["text"]) for row in self.store.missed(
+                    collection, missing, texts, ["id", "text"]))
                 return _Matrix(list(ids), np.asarray(on_disk, dtype=np.float32))
         if current:
             matrix = np.asarray(on_disk, dtype=np.float32)
@@ -185,11 +183,7 @@ class MemorySearcher:
                         matrix[position] = row["vector"]
 
             take(self.store.scan(collection, fields))
-            # A session read may not see yet what another process wrote last: the rows of
-            # this graph it missed are read again, strong (none are missing, mostly).
-            missed = [i for i in ids if i not in seen]
-            if missed:
-                take(self.store.get(collection, missed, fields, strong=True))
+            take(self.store.missed(collection, ids, seen, fields))  # (a session scan's lag)
         return _Matrix(list(ids), matrix)
 
     def matrices(self) -> dict[str, np.ndarray]:

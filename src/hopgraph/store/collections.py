@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -209,6 +209,14 @@ class Collections:
                 partial(self._client.get, collection, ids=batch, output_fields=fields,
                         strict_float32=True, **level)))
         return rows
+
+    def missed(self, collection: str, ids: Iterable[str], have: Container[str],
+               fields: list[str]) -> list[dict[str, Any]]:
+        """The rows of `ids` that are not in `have`, read again strong, by id: a session read
+        may not see yet what another process wrote last. None is missing, mostly: then no
+        read is made."""
+        missing = [i for i in ids if i not in have]
+        return self.get(collection, missing, fields, strong=True) if missing else []
 
     def scan(self, collection: str, fields: list[str]) -> Iterator[dict[str, Any]]:
         """Every row of a collection, paged with an iterator (a plain query truncates), in
