@@ -23,6 +23,10 @@ from hopgraph.retrieve.posts import holders_after
     ("Who, by name, signs the bus off?", True),
     ("Which firm repaired bus 304?", False),
     ("What did the whole fleet cost?", False),  # "whole" is no "who"
+    ("Which bus passed its test, and whose depot keeps it?", True),
+    # "whose" after a noun says which thing is meant; it asks for no person
+    ("What does the firm pay the organisation whose lead auditor was Deborah Quayle?", False),
+    ("How many people work at the plant whose coater caused the fogging?", False),
 ])
 def test_a_question_asks_for_a_person(question: str, asks: bool) -> None:
     assert posts.asks_for_person(question) is asks

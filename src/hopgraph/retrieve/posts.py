@@ -31,12 +31,20 @@ from hopgraph.retrieve.attributes import predicate
 POST_PASSAGES = 5  # best passages whose posts' holders are brought in (`holders_after`)
 HOLDER_STEP = 1e-6  # how far below the passage naming the post its holder's passage ranks
 
-# A question that asks for a person: "who", "whose", "whom", or "by name"
-_ASKS_PERSON = re.compile(r"\bwho(?:se|m)?\b|\bby name\b", re.IGNORECASE)
+# A question that asks for a person: "who", "whom", or "by name" anywhere; "whose" only where
+# it asks ("Whose approval ...", "To whose depot ...", "..., and whose ...")
+_ASKS_PERSON = re.compile(
+    r"\bwhom?\b|\bby name\b"
+    r"|(?:^\W*(?:(?:to|for|with|by|from|of|in|on|at)\s+)?|[,;:]\s*(?:and\s+)?|\band\s+)whose\b",
+    re.IGNORECASE)
 
 
 def asks_for_person(question: str) -> bool:
-    """Whether a question asks who, whose or whom, or for a name ("Who, by name, ...")."""
+    """Whether a question asks who or whom, for a name ("Who, by name, ..."), or whose
+    something is. A "whose" after a noun only says which thing is meant ("the organisation
+    whose lead auditor was ...", "the plant whose compressor tripped"): it asks for no
+    person, and the profiles of the posts the best passages name would only push out what
+    the question asks for."""
     return _ASKS_PERSON.search(question) is not None
 
 
