@@ -307,6 +307,28 @@ def test_a_row_keyed_by_its_place_in_the_table_carries_its_description() -> None
     assert not [t for t in triplets if t.predicate.startswith("(") and "finding" in t.predicate]
 
 
+def test_a_row_keyed_by_a_code_carries_its_description_on_its_name() -> None:
+    # A register keyed by its own codes: "S-12" holds none of the words a question asks by
+    # ("the firm that audits the annual accounts"), and the service cell is no name. The
+    # relation to the row's name carries it; the row's other relations do not.
+    triplets = extract(None, "| Ref | Supplier | Service | Annual cost | Contact |\n"
+                       "|---|---|---|---|---|\n"
+                       "| S-12 | Hargreave & Lowe LLP | External audit of the annual accounts "
+                       "| £38,000 | Rebecca Strand |\n"
+                       "| S-14 | Pellow Fire Protection | Fire alarm and extinguisher servicing "
+                       "| £2,100 | Wendy Shotton, School Business Manager |\n"
+                       "| S-15 | Ringmore Voice Ltd | SIP trunks | £38,400 | Priya Raman |\n")
+    assert {Triplet("S-12", "(external audit of the annual accounts) supplier",
+                    "Hargreave & Lowe"),
+            Triplet("S-12", "annual cost", "£38,000"),
+            Triplet("S-12", "contact", "Rebecca Strand"),
+            # a contact's name and post is no description: the service cell is
+            Triplet("S-14", "(fire alarm and extinguisher servicing) supplier",
+                    "Pellow Fire Protection"),
+            # no cell of four words or more: nothing to carry
+            Triplet("S-15", "supplier", "Ringmore Voice")} <= set(triplets)
+
+
 def test_a_cells_first_word_capitalized_for_the_phrase_is_no_name() -> None:
     table = ("| Job | Outcome | Engineer |\n|---|---|---|\n"
              "| JB-1 | Could not gain access to the flat | Priya Castell |\n"

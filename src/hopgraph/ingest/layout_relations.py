@@ -9,6 +9,7 @@ the name is related in. Names are found by the same rules as in sentences
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import pairwise
 
 from hopgraph.ingest import fields
@@ -193,6 +194,7 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                 continue
             described = _description(row)
             named = _row_name(row, rules, vocabulary)
+            coded = _coded_description(row, rules, vocabulary)
             for column, (header, cell) in enumerate(zip(table.header[1:], row[1:],
                                                         strict=False), start=1):
                 predicate = header.lower().strip() or "has"
@@ -202,6 +204,8 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                                     for name, role in found if name != named[1])
                 if described is not None and column != described[0]:
                     predicate = f"({described[1]}) {predicate}"
+                elif coded is not None and column == coded[0]:
+                    predicate = f"({coded[1]}) {predicate}"
                 triplets.extend(Triplet(heads[0], _predicate(predicate, role), name)
                                 for name, role in found if name != heads[0])
     for signed in layout.signings:
@@ -210,16 +214,22 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
 
 
 def _row_name(row: list[str], rules: Rules, vocabulary: Vocabulary) -> tuple[int, str] | None:
-    """For a row keyed by a bare number (a fleet, staff or room number), the column and the
-    name of its first cell that holds anything, when that is one name ("RU73 BZR" of "304 |
-    RU73 BZR | Caledon Metro 10.8e", "Kevin Roper" of "4417 | Kevin Roper | Driver"); None
-    for any other row.
+    """For a row keyed by a bare number (a fleet, staff or room number), its first name
+    (`_first_name`: "RU73 BZR" of "304 | RU73 BZR | Caledon Metro 10.8e", "Kevin Roper" of
+    "4417 | Kevin Roper | Driver"); None for any other row.
 
     A number is a value: it seeds no question and bridges nothing, or every "37" would join
     every 37-seat bus. The row's name stands for the row too, so its facts are one step from
     where other documents name the thing ("Vehicle: 304 (RU73 BZR)")."""
     if not row or not row[0].strip().isdigit():
         return None
+    return _first_name(row, rules, vocabulary)
+
+
+def _first_name(row: list[str], rules: Rules, vocabulary: Vocabulary
+                ) -> tuple[int, str] | None:
+    """The column and the name of the row's first cell after its key that holds anything,
+    when that is one name; None otherwise."""
     for column, cell in enumerate(row[1:], start=1):
         found = _objects(cell, rules, vocabulary)
         if found:
@@ -276,13 +286,44 @@ def _description(row: list[str]) -> tuple[int, str] | None:
     Officer" related as `A6 responsible Housing Officer` holds none of the words a question
     asks by ("the action on mobility scooters"), and "A6" is the sixth row of many a table.
     Its relations carry the description: `A6 (mobility scooters stored on the landings)
-    responsible Housing Officer`. A row keyed by a name or a code has the words it is
-    asked by in its key.
+    responsible Housing Officer`. A row keyed by a name has the words it is asked by in its
+    key; for one keyed by a code, see `_coded_description`.
     """
     if not row or not _LOCAL_REFERENCE.fullmatch(row[0].strip()):
         return None
+    return _longest_cell(row, lambda cell: True)
+
+
+def _coded_description(row: list[str], rules: Rules, vocabulary: Vocabulary
+                       ) -> tuple[int, str] | None:
+    """For a row keyed by a code, the column of its first name (`_first_name`) and the
+    row's description: its longest other cell of four words or more, most of them in lower
+    case, cut at DESCRIPTION_WORDS words; None for any other row, or one without both.
+
+    A register keyed by its own codes ("S-12 | Hargreave & Lowe LLP | External audit of
+    the annual accounts | £38,000") relates `S-12 supplier Hargreave & Lowe` and `S-12
+    annual cost £38,000`: none of the words a question asks by ("the firm that audits the
+    annual accounts"). The relation to the row's name carries them, and only that one: in
+    every relation of the row, a register's long notes had crowded out what the other
+    cells say (benchmarks/RESULTS.md, "A row keyed by its place in the table"). A cell
+    mostly capitalized is names ("Wendy Shotton, School Business Manager"), not a
+    description."""
+    if not row or not is_code(row[0].strip()):
+        return None
+    named = _first_name(row, rules, vocabulary)
+    if named is None:
+        return None
+    found = _longest_cell(row, lambda cell: 2 * sum(
+        word[:1].islower() for word in cell.split()) > len(cell.split()), leave_out=named[0])
+    return None if found is None else (named[0], found[1])
+
+
+def _longest_cell(row: list[str], wanted: Callable[[str], bool], leave_out: int = 0
+                  ) -> tuple[int, str] | None:
+    """The column of the row's longest cell after its key (and other than `leave_out`) of
+    four words or more that is `wanted`, and that cell's first DESCRIPTION_WORDS words."""
     cells = [(column, " ".join(cell.split())) for column, cell in enumerate(row)
-             if column and len(cell.split()) >= 4]
+             if column and column != leave_out and len(cell.split()) >= 4 and wanted(cell)]
     if not cells:
         return None
     column, text = max(cells, key=lambda found: len(found[1]))
