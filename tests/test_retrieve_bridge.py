@@ -374,6 +374,11 @@ def test_a_question_naming_two_entities_gets_a_third_bridge() -> None:
     assert [bridge.bridge_count(n) for n in range(5)] == [2, 2, 3, 3, 3]
 
 
+def test_a_question_naming_a_code_gets_a_third_bridge() -> None:
+    # The code counts as one name more: a record's header relates it to many things.
+    assert [bridge.bridge_count(n, identifier=True) for n in range(4)] == [2, 3, 3, 3]
+
+
 def test_longer_names_of_the_folders_own_name_are_no_bridges() -> None:
     graph = make_graph([
         ("Harrowgate", "runs", "Harrowgate Cold Chain", ["p1"]),

@@ -136,14 +136,19 @@ def own_names(linked: list[int], shares: list[float]) -> set[int]:
     return {e for e, share in zip(linked, shares, strict=True) if share >= OWN_NAME_SHARE}
 
 
-def bridge_count(named: int) -> int:
+def bridge_count(named: int, identifier: bool = False) -> int:
     """How many bridges to re-query for a question that names `named` entities: one more
-    than it names, at least BRIDGES and at most MAX_BRIDGES. A question that names two
-    things (a comparison; "the supplier Priya Castell called about RB-118") has a first hop
-    from each, and each may need its own bridge; a third bridge for a question that names
-    one cost MuSiQue's 200-word recall more than it gained at 800 (benchmarks/RESULTS.md,
-    "A third bridge")."""
-    return min(MAX_BRIDGES, max(BRIDGES, named + 1))
+    than it names, at least BRIDGES and at most MAX_BRIDGES; an identifier in the question
+    (`rank.has_identifier`) counts as one name more. A question that names two things (a
+    comparison; "the supplier Priya Castell called about RB-118") has a first hop from
+    each, and each may need its own bridge; a third bridge for a question that names one
+    cost MuSiQue's 200-word recall more than it gained at 800 (benchmarks/RESULTS.md, "A
+    third bridge"). A code names a record ("Who supplied the part in incident IR-2314?"),
+    whose header relates it to a dozen things under as many keys (`IR-2314 | supplier |
+    Keller Polymers`, `IR-2314 | line | Line 3`, `IR-2314 | reported by | ...`), and a
+    small embedding model scores them nearly alike: the next hop is less often among the
+    first two (benchmarks/RESULTS.md, "A question naming a code gets a third bridge")."""
+    return min(MAX_BRIDGES, max(BRIDGES, named + 1 + int(identifier)))
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,8 @@ def bridge_ranking(ctx: Context, question: str, qvec: np.ndarray, matches: list[
         proposals = finder.bridges(scores, max(bridge.MAX_BRIDGES, bridge.BRIDGE_SHORTLIST))
         onward = _onward(ctx, rvec, scores, steps,
                          [(p.entity, p.relation) for p in proposals])
-        probes = finder.by_path(proposals, onward, bridge.bridge_count(len(linked)))
+        probes = finder.by_path(proposals, onward, bridge.bridge_count(
+            len(linked), rank.has_identifier(question)))
         if probes:
             probes += _chain(ctx, rvec, finder, probes, scores, steps)
     with clock.stage("embed_probes"):
