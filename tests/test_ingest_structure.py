@@ -271,6 +271,43 @@ def test_numbered_and_capitals_headings_and_a_letterhead_title() -> None:
     assert found[8] == ((*title, "Section 6 – Fees"), ["Fees are paid monthly."])
 
 
+def test_a_documents_coded_title_stays_over_its_numbered_sections() -> None:
+    policy = """ALDERMOOR TRAVEL LTD
+
+HS-POL-07  INCIDENT REPORTING AND INVESTIGATION
+Version 2 - effective 1 June 2024
+Policy owner: Safety and Compliance Manager
+Approved by: Managing Director
+
+1. PURPOSE
+
+1.1 To make sure that all incidents involving our vehicles, passengers,
+staff or premises are reported quickly, investigated in proportion to
+their seriousness, and learned from.
+
+5. INVESTIGATION
+
+5.1 Category A incidents are investigated by the Safety and Compliance
+Manager, who sends a final report to the Managing Director within 28 days.
+
+NCR-029 - Pest control
+
+Bait stations in the chill chamber were not checked in the week of the
+audit, and the contractor's visit report was not on file.
+
+6. REVIEW
+
+6.1 The Safety and Compliance Manager reviews this policy every two years.
+"""
+    found = [s.headings for s in sections(Document("p.txt", policy))]
+    title = ("ALDERMOOR TRAVEL LTD", "HS-POL-07  INCIDENT REPORTING AND INVESTIGATION")
+    # the numbered sections are the coded title's own, not its siblings: a citation of
+    # clause 5.1 says which policy it is
+    assert found[:3] == [title, (*title, "1. PURPOSE"), (*title, "5. INVESTIGATION")]
+    # a coded heading after numbered ones (a report's finding) heads only its own text
+    assert found[3:] == [(*title, "NCR-029 - Pest control"), (*title, "6. REVIEW")]
+
+
 def test_a_title_over_a_key_value_block_and_headings_in_capitals_name_nothing() -> None:
     doc = Document("log.txt", "DAVENTRY DISTRIBUTION CENTRE\nQuarantine bay log\n"
                    "Kept by: Owen Pryce\n\nNotes\nThe bay holds 40 pallets.\n")

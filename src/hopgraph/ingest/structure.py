@@ -12,7 +12,10 @@ anything taken for a heading, so the first line of a wrapped paragraph never is 
   "INCIDENT REPORT") is the document's title: every section is under it (a letterhead's
   address lines aside). A letter's blocks before its greeting head nothing.
 - Numbers nest: "3.1 Procurement Lead" is under "3. RESPONSIBILITIES". The number stays in
-  the heading. A numbered line that is a sentence, or one of a list, is a list item.
+  the heading. A numbered line that is a sentence, or one of a list, is a list item. A
+  heading with a code and no number, before any numbered one ("HS-POL-07  INCIDENT
+  REPORTING AND INVESTIGATION"), is the document's title: the numbered sections after it
+  at its level are under it.
 - Key–value lines (a report's header, an e-mail's From/To/Subject) and table rows are never
   headings and never joined; short lines (list items, names in a column, an address) keep
   their line breaks, so nothing reads two of them as one name. A Markdown table is a
@@ -48,6 +51,7 @@ from hopgraph.ingest.lines import (
     wrapped,
 )
 from hopgraph.ingest.markdown import FENCE
+from hopgraph.ingest.mentions import is_code
 from hopgraph.ingest.reading import Document
 from hopgraph.ingest.signatures import replies, signature, signs_off
 from hopgraph.ingest.spans import Placed, Run, joined_runs
@@ -115,11 +119,16 @@ class _Outline:
     def __init__(self) -> None:
         self.title: tuple[str, ...] = ()
         self.stack: list[tuple[tuple[int, int], str]] = []
+        self.numbered = False  # whether a numbered heading has been opened
         self.found = [Section(())]
 
     def open(self, level: int, heading: str) -> None:
         number = _number_parts(heading)
         rank = (level, max(len(number), 1))
+        if number:
+            self.numbered = True
+        elif not self.numbered and any(is_code(word) for word in heading.split()):
+            rank = (level, 0)  # the document's own title: the numbered sections are under it
         while self.stack and (self.stack[-1][0] >= rank or (
                 self.stack[-1][0][0] == level and number
                 and number[:len(_number_parts(self.stack[-1][1]))]
