@@ -329,6 +329,21 @@ def test_a_row_keyed_by_a_code_carries_its_description_on_its_name() -> None:
             Triplet("S-15", "supplier", "Ringmore Voice")} <= set(triplets)
 
 
+def test_a_row_keyed_by_a_name_carries_its_description_on_its_first_name() -> None:
+    # A subcontractor register keyed by the firm: "Vestrum UK" holds none of the words of
+    # "the chiller maker's subcontract"; the relation to the agreement carries them.
+    triplets = extract(None, "| Subcontractor | Scope | Agreement | Site |\n"
+                       "|---|---|---|---|\n"
+                       "| Vestrum UK Ltd | Chiller manufacturer's service and parts | "
+                       "SC-2024-08 | Solway Data Centre |\n"
+                       "| Ardent Lifts | Lifts | SC-2023-11 | Carlisle |\n")
+    assert {Triplet("Vestrum UK", "(chiller manufacturer's service and parts) agreement",
+                    "SC-2024-08"),
+            Triplet("Vestrum UK", "site", "Solway Data Centre"),
+            # no cell of four words or more: nothing to carry
+            Triplet("Ardent Lifts", "agreement", "SC-2023-11")} <= set(triplets)
+
+
 def test_a_cells_first_word_capitalized_for_the_phrase_is_no_name() -> None:
     table = ("| Job | Outcome | Engineer |\n|---|---|---|\n"
              "| JB-1 | Could not gain access to the flat | Priya Castell |\n"

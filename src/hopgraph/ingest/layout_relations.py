@@ -194,7 +194,7 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                 continue
             described = _description(row)
             named = _row_name(row, rules, vocabulary)
-            coded = _coded_description(row, rules, vocabulary)
+            keyed = _keyed_description(row, rules, vocabulary)
             for column, (header, cell) in enumerate(zip(table.header[1:], row[1:],
                                                         strict=False), start=1):
                 predicate = header.lower().strip() or "has"
@@ -204,8 +204,8 @@ def layout_triplets(layout: fields.Layout, title: str | None, rules: Rules,
                                     for name, role in found if name != named[1])
                 if described is not None and column != described[0]:
                     predicate = f"({described[1]}) {predicate}"
-                elif coded is not None and column == coded[0]:
-                    predicate = f"({coded[1]}) {predicate}"
+                elif keyed is not None and column == keyed[0]:
+                    predicate = f"({keyed[1]}) {predicate}"
                 triplets.extend(Triplet(heads[0], _predicate(predicate, role), name)
                                 for name, role in found if name != heads[0])
     for signed in layout.signings:
@@ -286,29 +286,33 @@ def _description(row: list[str]) -> tuple[int, str] | None:
     Officer" related as `A6 responsible Housing Officer` holds none of the words a question
     asks by ("the action on mobility scooters"), and "A6" is the sixth row of many a table.
     Its relations carry the description: `A6 (mobility scooters stored on the landings)
-    responsible Housing Officer`. A row keyed by a name has the words it is asked by in its
-    key; for one keyed by a code, see `_coded_description`.
+    responsible Housing Officer`. For a row keyed by a code or a name, see
+    `_keyed_description`.
     """
     if not row or not _LOCAL_REFERENCE.fullmatch(row[0].strip()):
         return None
     return _longest_cell(row, lambda cell: True)
 
 
-def _coded_description(row: list[str], rules: Rules, vocabulary: Vocabulary
+def _keyed_description(row: list[str], rules: Rules, vocabulary: Vocabulary
                        ) -> tuple[int, str] | None:
-    """For a row keyed by a code, the column of its first name (`_first_name`) and the
+    """For a row keyed by a code or a name (not by a local reference or a bare number:
+    `_description`, `_row_name`), the column of its first name (`_first_name`) and the
     row's description: its longest other cell of four words or more, most of them in lower
     case, cut at DESCRIPTION_WORDS words; None for any other row, or one without both.
 
     A register keyed by its own codes ("S-12 | Hargreave & Lowe LLP | External audit of
     the annual accounts | £38,000") relates `S-12 supplier Hargreave & Lowe` and `S-12
     annual cost £38,000`: none of the words a question asks by ("the firm that audits the
-    annual accounts"). The relation to the row's name carries them, and only that one: in
-    every relation of the row, a register's long notes had crowded out what the other
-    cells say (benchmarks/RESULTS.md, "A row keyed by its place in the table"). A cell
-    mostly capitalized is names ("Wendy Shotton, School Business Manager"), not a
-    description."""
-    if not row or not is_code(row[0].strip()):
+    annual accounts"). One keyed by the supplier's name ("Vestrum UK Ltd | Chiller
+    manufacturer's service and parts | SC-2024-08") relates `Vestrum UK agreement
+    SC-2024-08`, and a question asks "the chiller maker's subcontract". The relation to the
+    row's first name carries the description, and only that one: in every relation of the
+    row, a register's long notes had crowded out what the other cells say
+    (benchmarks/RESULTS.md, "A row keyed by its place in the table"). A cell mostly
+    capitalized is names ("Wendy Shotton, School Business Manager"), not a description."""
+    key = row[0].strip() if row else ""
+    if not key or _LOCAL_REFERENCE.fullmatch(key) or key.isdigit():
         return None
     named = _first_name(row, rules, vocabulary)
     if named is None:
